@@ -1,0 +1,577 @@
+/* OpenClaw 2026.8+ keeps transcripts in SQLite (agents/<id>/agent/
+ * openclaw-agent.sqlite, table transcript_events): a read-only reader with a
+ * rowid watermark, each row fed to the shared pi parser like a JSONL line.
+ *
+ * Choices:
+ * - Only SELECTs on a read-only connection (never a write, an integrity
+ *   check or a CHECK evaluation); octet_length() is registered for SQLite
+ *   < 3.43 in case a future schema needs it to load. Busy timeout 200 ms;
+ *   one read transaction per call, so all queries see one snapshot.
+ * - Rows are read in rowid order past the watermark. A session's pi context
+ *   (header: id, cwd; the carried model; the last time) is rebuilt from the
+ *   database whenever a call meets a session whose header it did not read:
+ *   the header row, then its earlier rows that can matter (those with
+ *   "usage", "model_change" or "model-snapshot", which is what the line
+ *   prefilter parses) backwards until the model and time are known. So the
+ *   result never depends on how rows were split across calls, and the keys
+ *   equal those of the same entries read from JSONL.
+ * - Rewrite detection: the (session_id, seq) of the watermark row is kept;
+ *   if that rowid is gone or holds another row (rows deleted, VACUUM
+ *   renumbered, database replaced in place), everything is read again from
+ *   rowid 0: the content keys make that harmless.
+ * - A database file's parse_state is not a pi state (see struct db_state).
+ *   It also keeps a fingerprint of the database and its -wal as of the last
+ *   complete read: opening a WAL database, even read-only, touches its -wal
+ *   and -shm, which the daemon watches; an unchanged fingerprint within
+ *   RECHECK_MS returns at once, so our own reads do not wake us forever. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "openclaw.h"
+
+#define BUSY_TIMEOUT_MS 200
+#define EVENT_MAX       (64u << 20) /* decompressed event cap (OpenClaw's own is 4 MiB) */
+#define RECHECK_MS      30000
+#define STATE_MAGIC     0x4f434442u /* "OCDB" in parse_state.version */
+#define STATE_DONE      0x100u      /* parse_state.flags: last call read to the end */
+
+/* What a database source keeps between calls, in its parse_state:
+ *   version == STATE_MAGIC  (anything else: nothing known, read from 0)
+ *   session                 "<hash64(session_id) hex>:<seq>" of the watermark row
+ *   flags & STATE_DONE      the last call read everything there was ...
+ *   fallback_time_ms        ... of the database with this fingerprint
+ *   last_time_ms            ... at this time (CLOCK_REALTIME ms) */
+struct db_state {
+        bool valid, done, have_mark;
+        uint64_t fp, mark_sid;
+        int64_t mark_seq, at_ms;
+};
+
+struct sess {
+        uint64_t h;
+        char *id;
+        struct parse_state ps;
+};
+
+struct reader {
+        const struct source_ctx *ctx;
+        sqlite3 *db;
+        sqlite3_stmt *q_main, *q_mark, *q_head, *q_back;
+        ZSTD_DCtx *z;
+        char *buf; /* decompressed event */
+        size_t cap;
+        struct sess *sess;
+        size_t n_sess, cap_sess;
+        struct row_batch scratch;
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+static struct db_state state_get(const struct parse_state *ps)
+{
+        struct db_state s = { 0 };
+        unsigned long long h;
+        long long seq;
+        int used = 0;
+
+        if (ps->version != STATE_MAGIC)
+                return s;
+        s.valid = true;
+        s.done = (ps->flags & STATE_DONE) != 0;
+        s.fp = (uint64_t)ps->fallback_time_ms;
+        s.at_ms = ps->last_time_ms;
+        if (sscanf(ps->session, "%16llx:%lld%n", &h, &seq, &used) == 2 && ps->session[used] == 0) {
+                s.have_mark = true;
+                s.mark_sid = h;
+                s.mark_seq = seq;
+        }
+        return s;
+}
+
+static void state_put(struct parse_state *ps, const struct db_state *s)
+{
+        memset(ps, 0, sizeof(*ps));
+        ps->version = STATE_MAGIC;
+        ps->flags = s->done ? STATE_DONE : 0;
+        ps->fallback_time_ms = (int64_t)s->fp;
+        ps->last_time_ms = s->at_ms;
+        if (s->have_mark)
+                snprintf(ps->session, sizeof(ps->session), "%016llx:%lld",
+                         (unsigned long long)s->mark_sid, (long long)s->mark_seq);
+}
+
+static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len, off_t head_off)
+{
+        struct stat st;
+        int fd;
+
+        if (stat(path, &st) < 0)
+                return;
+        v[0] = 1;
+        v[1] = (int64_t)st.st_ino;
+        v[2] = (int64_t)st.st_size;
+        v[3] = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd >= 0) {
+                if (pread(fd, head, head_len, head_off) < 0)
+                        memset(head, 0, head_len);
+                close(fd);
+        }
+}
+
+/* The database and its -wal as a reader does not change them: sizes,
+ * mtimes, the db header's change counter (rollback journal commits) and
+ * the WAL header (salts change when the WAL restarts). */
+static uint64_t fingerprint(const char *path)
+{
+        struct {
+                int64_t db[4], wal[4];
+                uint8_t counter[4], walhdr[32];
+        } f;
+        char wal[PATH_MAX];
+
+        memset(&f, 0, sizeof(f));
+        fp_file(path, f.db, f.counter, sizeof(f.counter), 24);
+        if (snprintf(wal, sizeof(wal), "%s-wal", path) < (int)sizeof(wal))
+                fp_file(wal, f.wal, f.walhdr, sizeof(f.walhdr), 0);
+        return hash64(&f, sizeof(f));
+}
+
+/* ---- sqlite ----------------------------------------------------------------- */
+
+static int sql_errno(sqlite3 *db, int rc)
+{
+        int e = db ? sqlite3_system_errno(db) : 0;
+
+        switch (rc & 0xff) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+                return -EBADMSG;
+        case SQLITE_CANTOPEN:
+                return e == ENOENT || e == ENOTDIR ? -ENOENT : -EACCES;
+        case SQLITE_READONLY: /* e.g. no -shm we may use in a read-only dir */
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_IOERR:
+                return e > 0 ? -e : -EIO;
+        case SQLITE_ERROR: /* no such table / column */
+        case SQLITE_SCHEMA:
+        case SQLITE_MISMATCH:
+        case SQLITE_FORMAT:
+                return -EPROTO;
+        }
+        return -EIO;
+}
+
+/* octet_length() arrived in SQLite 3.43; OpenClaw's CHECKs use it. */
+static void octet_length_fn(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+        (void)argc;
+        if (sqlite3_value_type(v[0]) == SQLITE_NULL) {
+                sqlite3_result_null(c);
+                return;
+        }
+        if (sqlite3_value_type(v[0]) != SQLITE_BLOB)
+                (void)sqlite3_value_text(v[0]);
+        sqlite3_result_int(c, sqlite3_value_bytes(v[0]));
+}
+
+static const char Q_MAIN[] =
+        "SELECT rowid, session_id, seq, event_json, event_zstd FROM transcript_events "
+        "WHERE rowid > ?1 ORDER BY rowid LIMIT ?2";
+static const char Q_MARK[] = "SELECT session_id, seq FROM transcript_events WHERE rowid = ?1";
+static const char Q_HEAD[] =
+        "SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ?1 "
+        "ORDER BY seq LIMIT 1";
+static const char Q_BACK[] =
+        "SELECT event_json, event_zstd FROM transcript_events "
+        "WHERE session_id = ?1 AND seq > ?2 AND seq < ?3 AND (event_json IS NULL "
+        "OR instr(event_json, '\"usage\"') > 0 OR instr(event_json, '\"model_change\"') > 0 "
+        "OR instr(event_json, '\"model-snapshot\"') > 0) ORDER BY seq DESC";
+
+/* 0; 1 when the database has no tables at all yet (nothing to read);
+ * negative errno. */
+static int db_open(struct reader *rd)
+{
+        int rc = sqlite3_open_v2(rd->ctx->path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                                 NULL);
+        if (rc != SQLITE_OK)
+                return rd->db ? sql_errno(rd->db, rc) : -ENOMEM;
+        sqlite3_extended_result_codes(rd->db, 1);
+        sqlite3_busy_timeout(rd->db, BUSY_TIMEOUT_MS);
+        if (sqlite3_libversion_number() < 3043000)
+                sqlite3_create_function_v2(rd->db, "octet_length", 1,
+                                           SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                           octet_length_fn, NULL, NULL, NULL);
+        rc = sqlite3_exec(rd->db, "BEGIN", NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+                return sql_errno(rd->db, rc);
+        rc = sqlite3_prepare_v2(rd->db, Q_MAIN, -1, &rd->q_main, NULL);
+        if ((rc & 0xff) == SQLITE_ERROR) {
+                /* no transcript_events (or not this shape): an empty new
+                 * database is fine, anything else is a schema we don't know */
+                sqlite3_stmt *st = NULL;
+                int r = -EPROTO;
+                if (sqlite3_prepare_v2(rd->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
+                            SQLITE_OK &&
+                    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0)
+                        r = 1;
+                sqlite3_finalize(st);
+                return r;
+        }
+        if (rc == SQLITE_OK)
+                rc = sqlite3_prepare_v2(rd->db, Q_MARK, -1, &rd->q_mark, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_prepare_v2(rd->db, Q_HEAD, -1, &rd->q_head, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_prepare_v2(rd->db, Q_BACK, -1, &rd->q_back, NULL);
+        return rc == SQLITE_OK ? 0 : sql_errno(rd->db, rc);
+}
+
+static void reader_free(struct reader *rd)
+{
+        sqlite3_finalize(rd->q_main);
+        sqlite3_finalize(rd->q_mark);
+        sqlite3_finalize(rd->q_head);
+        sqlite3_finalize(rd->q_back);
+        if (rd->db)
+                sqlite3_close_v2(rd->db); /* ends the read transaction */
+        ZSTD_freeDCtx(rd->z);
+        free(rd->buf);
+        for (size_t i = 0; i < rd->n_sess; i++)
+                free(rd->sess[i].id);
+        free(rd->sess);
+        row_batch_free(&rd->scratch);
+}
+
+/* ---- event text --------------------------------------------------------------- */
+
+static int reserve(struct reader *rd, size_t need)
+{
+        char *nb;
+        if (need <= rd->cap)
+                return 0;
+        nb = realloc(rd->buf, need);
+        if (!nb)
+                return -ENOMEM;
+        rd->buf = nb;
+        rd->cap = need;
+        return 0;
+}
+
+/* -EBADMSG for a blob that is not zstd, is truncated or is too big. */
+static int unzstd(struct reader *rd, const void *src, size_t n, const char **ret, size_t *ret_len)
+{
+        unsigned long long size = ZSTD_getFrameContentSize(src, n);
+        ZSTD_inBuffer in = { src, n, 0 };
+        size_t used = 0;
+        int r;
+
+        if (size == ZSTD_CONTENTSIZE_ERROR)
+                return -EBADMSG;
+        if (!rd->z && !(rd->z = ZSTD_createDCtx()))
+                return -ENOMEM;
+        if (size != ZSTD_CONTENTSIZE_UNKNOWN) {
+                if (size > EVENT_MAX)
+                        return -EBADMSG;
+                r = reserve(rd, (size_t)size + 1);
+                if (r < 0)
+                        return r;
+                size_t k = ZSTD_decompressDCtx(rd->z, rd->buf, (size_t)size, src, n);
+                if (!ZSTD_isError(k) && k == size) {
+                        *ret = rd->buf;
+                        *ret_len = k;
+                        return 0;
+                }
+                /* several frames, or a size that lies: stream it */
+        }
+        ZSTD_DCtx_reset(rd->z, ZSTD_reset_session_only);
+        for (;;) {
+                if (used == rd->cap) {
+                        size_t ncap = rd->cap < 65536 ? 65536 : rd->cap * 2;
+                        if (rd->cap >= EVENT_MAX)
+                                return -EBADMSG;
+                        r = reserve(rd, ncap < EVENT_MAX ? ncap : EVENT_MAX);
+                        if (r < 0)
+                                return r;
+                }
+                ZSTD_outBuffer out = { rd->buf, rd->cap, used };
+                size_t k = ZSTD_decompressStream(rd->z, &out, &in);
+                if (ZSTD_isError(k))
+                        return -EBADMSG;
+                used = out.pos;
+                if (in.pos == in.size && (k == 0 || out.pos < out.size)) {
+                        if (k != 0)
+                                return -EBADMSG; /* truncated frame */
+                        break;
+                }
+        }
+        *ret = rd->buf;
+        *ret_len = used;
+        return 0;
+}
+
+/* The event text of a row: event_json, else event_zstd decompressed. */
+static int event_text(struct reader *rd, sqlite3_stmt *st, int jcol, const char **ret,
+                      size_t *ret_len)
+{
+        int t = sqlite3_column_type(st, jcol);
+
+        if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+                const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, jcol)
+                                                 : sqlite3_column_blob(st, jcol);
+                int n = sqlite3_column_bytes(st, jcol);
+                if (!p)
+                        return n ? -ENOMEM : -EBADMSG;
+                *ret = p;
+                *ret_len = (size_t)n;
+                return 0;
+        }
+        if (sqlite3_column_type(st, jcol + 1) == SQLITE_BLOB) {
+                const void *b = sqlite3_column_blob(st, jcol + 1);
+                int n = sqlite3_column_bytes(st, jcol + 1);
+                if (!b || n <= 0)
+                        return -EBADMSG;
+                return unzstd(rd, b, (size_t)n, ret, ret_len);
+        }
+        return -EBADMSG;
+}
+
+/* ---- sessions ------------------------------------------------------------------ */
+
+/* Fills the parse state of a session whose rows before seq were read in
+ * earlier calls (see the top of the file). */
+static int rebuild(struct reader *rd, struct sess *s, int64_t seq)
+{
+        static const char sentinel[] = "\x01";
+        bool need_p = true, need_m = true, need_t = true;
+        int64_t head_seq;
+        const char *text;
+        size_t len;
+        int rc, r = 0;
+
+        sqlite3_bind_text(rd->q_head, 1, s->id, -1, SQLITE_STATIC);
+        rc = sqlite3_step(rd->q_head);
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(rd->q_head);
+                return rc == SQLITE_DONE ? 0 : sql_errno(rd->db, rc);
+        }
+        head_seq = sqlite3_column_int64(rd->q_head, 0);
+        if (head_seq >= seq) {
+                sqlite3_reset(rd->q_head); /* this row is the session's first */
+                return 0;
+        }
+        r = event_text(rd, rd->q_head, 1, &text, &len);
+        if (r == 0)
+                r = pi_parse_line(&openclaw_flavor, rd->ctx, &s->ps, text, len, &rd->scratch);
+        sqlite3_reset(rd->q_head);
+        row_batch_clear(&rd->scratch);
+        if (r == -EBADMSG) /* unreadable header: the session is not readable either */
+                r = 0;
+        if (r < 0 || !(s->ps.flags & PS_HEADER_SEEN) || (s->ps.flags & PS_NOT_SOURCE))
+                return r < 0 ? r : 0;
+        r = 0;
+
+        sqlite3_bind_text(rd->q_back, 1, s->id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(rd->q_back, 2, head_seq);
+        sqlite3_bind_int64(rd->q_back, 3, seq);
+        while ((need_p || need_m || need_t) && (rc = sqlite3_step(rd->q_back)) == SQLITE_ROW) {
+                struct parse_state t = { .flags = PS_HEADER_SEEN, .last_time_ms = INT64_MIN };
+
+                if (event_text(rd, rd->q_back, 0, &text, &len) < 0)
+                        continue;
+                memcpy(t.provider, sentinel, sizeof(sentinel));
+                memcpy(t.model, sentinel, sizeof(sentinel));
+                r = pi_parse_line(&openclaw_flavor, rd->ctx, &t, text, len, &rd->scratch);
+                row_batch_clear(&rd->scratch);
+                if (r < 0)
+                        break;
+                r = 0;
+                /* the latest entry that set each of them is what a forward
+                 * read would have carried to here */
+                if (need_p && strcmp(t.provider, sentinel) != 0) {
+                        memcpy(s->ps.provider, t.provider, sizeof(t.provider));
+                        need_p = false;
+                }
+                if (need_m && strcmp(t.model, sentinel) != 0) {
+                        memcpy(s->ps.model, t.model, sizeof(t.model));
+                        need_m = false;
+                }
+                if (need_t && t.last_time_ms != INT64_MIN) {
+                        s->ps.last_time_ms = t.last_time_ms;
+                        need_t = false;
+                }
+        }
+        if (r == 0 && (need_p || need_m || need_t) && rc != SQLITE_DONE)
+                r = sql_errno(rd->db, rc);
+        sqlite3_reset(rd->q_back);
+        return r;
+}
+
+/* The session's state for this call, rebuilt when first met. */
+static int session_get(struct reader *rd, const char *id, size_t id_len, int64_t seq,
+                       struct sess **ret)
+{
+        uint64_t h = hash64(id, id_len);
+        struct sess *s;
+        int r;
+
+        for (size_t i = 0; i < rd->n_sess; i++)
+                if (rd->sess[i].h == h && strcmp(rd->sess[i].id, id) == 0) {
+                        *ret = &rd->sess[i];
+                        return 0;
+                }
+        if (rd->n_sess == rd->cap_sess) {
+                size_t ncap = rd->cap_sess ? rd->cap_sess * 2 : 16;
+                struct sess *v = reallocarray(rd->sess, ncap, sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                rd->sess = v;
+                rd->cap_sess = ncap;
+        }
+        s = &rd->sess[rd->n_sess];
+        memset(s, 0, sizeof(*s));
+        s->h = h;
+        s->id = strndup(id, id_len);
+        if (!s->id)
+                return -ENOMEM;
+        rd->n_sess++;
+        r = rebuild(rd, s, seq);
+        if (r < 0)
+                return r;
+        *ret = s;
+        return 0;
+}
+
+/* ---- collect ---------------------------------------------------------------- */
+
+/* The watermark row still being the one we stopped at. */
+static int mark_holds(struct reader *rd, uint64_t wm, const struct db_state *st)
+{
+        int rc, r = 0;
+
+        if (!st->have_mark)
+                return 0;
+        sqlite3_bind_int64(rd->q_mark, 1, (int64_t)wm);
+        rc = sqlite3_step(rd->q_mark);
+        if (rc == SQLITE_ROW) {
+                const char *sid = (const char *)sqlite3_column_text(rd->q_mark, 0);
+                int n = sqlite3_column_bytes(rd->q_mark, 0);
+                r = sid && hash64(sid, (size_t)n) == st->mark_sid &&
+                    sqlite3_column_int64(rd->q_mark, 1) == st->mark_seq;
+        } else if (rc != SQLITE_DONE) {
+                r = sql_errno(rd->db, rc);
+        }
+        sqlite3_reset(rd->q_mark);
+        return r;
+}
+
+static int read_rows(struct reader *rd, uint64_t *io_wm, size_t max_rows, struct db_state *st,
+                     size_t *ret_n, struct row_batch *out)
+{
+        size_t n = 0;
+        int rc, r;
+
+        sqlite3_bind_int64(rd->q_main, 1, (int64_t)*io_wm);
+        sqlite3_bind_int64(rd->q_main, 2, (int64_t)max_rows);
+        while ((rc = sqlite3_step(rd->q_main)) == SQLITE_ROW) {
+                int64_t rowid = sqlite3_column_int64(rd->q_main, 0);
+                const char *sid = (const char *)sqlite3_column_text(rd->q_main, 1);
+                size_t sid_len = (size_t)sqlite3_column_bytes(rd->q_main, 1);
+                int64_t seq = sqlite3_column_int64(rd->q_main, 2);
+                const char *text;
+                size_t len;
+                struct sess *s;
+
+                n++;
+                *io_wm = (uint64_t)rowid;
+                st->have_mark = sid != NULL;
+                st->mark_sid = sid ? hash64(sid, sid_len) : 0;
+                st->mark_seq = seq;
+                if (!sid || sid_len == 0 || memchr(sid, 0, sid_len))
+                        continue; /* not a row OpenClaw writes */
+                r = session_get(rd, sid, sid_len, seq, &s);
+                if (r < 0)
+                        return r;
+                if (s->ps.flags & PS_NOT_SOURCE)
+                        continue;
+                r = event_text(rd, rd->q_main, 3, &text, &len);
+                if (r == -EBADMSG)
+                        continue; /* a bad blob: skipped, the watermark moves on */
+                if (r < 0)
+                        return r;
+                r = pi_parse_line(&openclaw_flavor, rd->ctx, &s->ps, text, len, out);
+                if (r < 0)
+                        return r;
+        }
+        sqlite3_reset(rd->q_main);
+        if (rc != SQLITE_DONE)
+                return sql_errno(rd->db, rc);
+        *ret_n = n;
+        return 0;
+}
+
+int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
+                        uint64_t *io_watermark, size_t max_rows, struct row_batch *out)
+{
+        struct reader rd = { .ctx = ctx };
+        struct db_state st = state_get(ps);
+        uint64_t wm = *io_watermark, fp = fingerprint(ctx->path);
+        int64_t now = now_ms();
+        size_t n0 = out->n, n = 0;
+        int r;
+
+        if (max_rows == 0)
+                max_rows = 1;
+        if (st.valid && st.done && st.fp == fp && now >= st.at_ms && now - st.at_ms < RECHECK_MS)
+                return 0; /* nothing changed since we read it all */
+
+        r = db_open(&rd);
+        if (r == 1) {
+                r = 0; /* no tables yet */
+        } else if (r == 0) {
+                if (wm > 0) {
+                        r = mark_holds(&rd, wm, &st);
+                        if (r == 0) {
+                                wm = 0; /* rewritten or replaced: read it again */
+                                st.have_mark = false;
+                        }
+                }
+                if (r >= 0)
+                        r = read_rows(&rd, &wm, max_rows, &st, &n, out);
+        }
+        reader_free(&rd);
+        if (r < 0) {
+                out->n = n0; /* no partial count */
+                return r;
+        }
+        st.done = n < max_rows;
+        st.fp = fp;
+        st.at_ms = now;
+        state_put(ps, &st);
+        *io_watermark = wm;
+        return st.done ? 0 : 1;
+}

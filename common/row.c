@@ -1,0 +1,270 @@
+/* Usage rows: content keys (xxh3-128 over tagged fields), the versioned
+ * binary value stored in the ledger, and the growable batch adapters fill. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "binio.h"
+#include "row.h"
+
+void row_set_str(char *dst, size_t cap, const char *src, size_t len)
+{
+        size_t n;
+
+        if (cap == 0)
+                return;
+        if (!src)
+                len = 0;
+        else {
+                const char *nul = memchr(src, 0, len);
+                if (nul)
+                        len = (size_t)(nul - src);
+        }
+        n = len < cap - 1 ? len : cap - 1;
+        /* When cutting, never leave half a UTF-8 sequence: if the first byte
+         * dropped is a continuation byte, drop back to its lead byte too. */
+        if (n < len)
+                while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+                        n--;
+        if (n)
+                memcpy(dst, src, n);
+        dst[n] = 0;
+}
+
+/* Every field is tagged and length-prefixed, so no two different field
+ * lists hash the same byte stream: ("ab","c") != ("a","bc"), a string
+ * differs from bytes, NULL differs from "". */
+enum { TAG_FORMAT = 'F', TAG_STR = 'S', TAG_NULL = 'N', TAG_U64 = 'U', TAG_BYTES = 'B' };
+
+static void kh_field(struct keyhash *h, uint8_t tag, const void *p, size_t n)
+{
+        uint8_t hdr[9];
+
+        if (!h->state)
+                return;
+        hdr[0] = tag;
+        for (int i = 0; i < 8; i++)
+                hdr[1 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+        XXH3_128bits_update(h->state, hdr, sizeof(hdr));
+        if (n)
+                XXH3_128bits_update(h->state, p, n);
+}
+
+int keyhash_begin(struct keyhash *h, const char *format)
+{
+        XXH3_state_t *st = XXH3_createState();
+
+        if (!st)
+                return -ENOMEM;
+        if (XXH3_128bits_reset(st) != XXH_OK) {
+                XXH3_freeState(st);
+                return -EIO;
+        }
+        h->state = st;
+        kh_field(h, TAG_FORMAT, format ? format : "", format ? strlen(format) : 0);
+        return 0;
+}
+
+void keyhash_str(struct keyhash *h, const char *s)
+{
+        if (!s)
+                kh_field(h, TAG_NULL, NULL, 0);
+        else
+                kh_field(h, TAG_STR, s, strlen(s));
+}
+
+void keyhash_u64(struct keyhash *h, uint64_t v)
+{
+        uint8_t b[8];
+        for (int i = 0; i < 8; i++)
+                b[i] = (uint8_t)(v >> (8 * i));
+        kh_field(h, TAG_U64, b, sizeof(b));
+}
+
+void keyhash_bytes(struct keyhash *h, const void *p, size_t n)
+{
+        kh_field(h, TAG_BYTES, p, n);
+}
+
+/* Frees the state; a keyhash whose begin failed yields the all-zero key. */
+void keyhash_end(struct keyhash *h, struct row_key *ret_key)
+{
+        XXH128_canonical_t c;
+
+        if (!h->state) {
+                memset(ret_key, 0, sizeof(*ret_key));
+                return;
+        }
+        XXH128_canonicalFromHash(&c, XXH3_128bits_digest(h->state));
+        XXH3_freeState(h->state);
+        h->state = NULL;
+        memcpy(ret_key->b, c.digest, ROW_KEY_SIZE);
+}
+
+uint64_t hash64(const void *p, size_t n)
+{
+        return XXH3_64bits(p, n);
+}
+
+/* A call with an id is keyed by (usage key, id) only, so the same call seen
+ * at another position of a re-written or split record keeps its key; only
+ * id-less calls are keyed by their index. Uses a stack state: no allocation. */
+void row_call_key(const struct row_key *usage_key, uint32_t index, const char *call_id,
+                  struct row_key *ret_key)
+{
+        XXH3_state_t st;
+        struct keyhash h = {.state = &st};
+        XXH128_canonical_t c;
+
+        XXH3_INITSTATE(&st);
+        XXH3_128bits_reset(&st);
+        kh_field(&h, TAG_FORMAT, "call", 4);
+        keyhash_bytes(&h, usage_key->b, ROW_KEY_SIZE);
+        if (call_id && *call_id)
+                keyhash_str(&h, call_id);
+        else
+                keyhash_u64(&h, index);
+        XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
+        memcpy(ret_key->b, c.digest, ROW_KEY_SIZE);
+}
+
+/* v1 layout (little-endian): u8 version, u32 flags, u8 kind, u8 cost_source,
+ * i64 time_ms, u64 input, output, cache_read, cache_write, reasoning, total,
+ * i64 cost_micro, u64 source_hash, u32 n_calls, then tool, session,
+ * project, provider, model, model_alias as u16 length + bytes. The key is
+ * the LMDB key and is not repeated in the value. */
+int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len)
+{
+        struct bw w = {.p = buf, .cap = cap};
+
+        bw_u8(&w, ROW_FORMAT_VERSION);
+        bw_u32(&w, row->flags);
+        bw_u8(&w, row->kind);
+        bw_u8(&w, row->cost_source);
+        bw_u64(&w, (uint64_t)row->time_ms);
+        bw_u64(&w, row->input);
+        bw_u64(&w, row->output);
+        bw_u64(&w, row->cache_read);
+        bw_u64(&w, row->cache_write);
+        bw_u64(&w, row->reasoning);
+        bw_u64(&w, row->total);
+        bw_u64(&w, (uint64_t)row->cost_micro);
+        bw_u64(&w, row->source_hash);
+        bw_u32(&w, row->n_calls);
+        bw_str(&w, row->tool, sizeof(row->tool));
+        bw_str(&w, row->session, sizeof(row->session));
+        bw_str(&w, row->project, sizeof(row->project));
+        bw_str(&w, row->provider, sizeof(row->provider));
+        bw_str(&w, row->model, sizeof(row->model));
+        bw_str(&w, row->model_alias, sizeof(row->model_alias));
+        if (w.overflow)
+                return -ENOBUFS;
+        *ret_len = w.len;
+        return 0;
+}
+
+int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
+{
+        struct br r = {.p = buf, .len = len};
+        struct usage_row *row;
+
+        if (len < 1 || buf[0] != ROW_FORMAT_VERSION)
+                return -EBADMSG;
+        row = calloc(1, sizeof(*row));
+        if (!row)
+                return -ENOMEM;
+        (void)br_u8(&r);
+        row->flags = br_u32(&r);
+        row->kind = br_u8(&r);
+        row->cost_source = br_u8(&r);
+        row->time_ms = (int64_t)br_u64(&r);
+        row->input = br_u64(&r);
+        row->output = br_u64(&r);
+        row->cache_read = br_u64(&r);
+        row->cache_write = br_u64(&r);
+        row->reasoning = br_u64(&r);
+        row->total = br_u64(&r);
+        row->cost_micro = (int64_t)br_u64(&r);
+        row->source_hash = br_u64(&r);
+        row->n_calls = br_u32(&r);
+        br_str(&r, row->tool, sizeof(row->tool));
+        br_str(&r, row->session, sizeof(row->session));
+        br_str(&r, row->project, sizeof(row->project));
+        br_str(&r, row->provider, sizeof(row->provider));
+        br_str(&r, row->model, sizeof(row->model));
+        br_str(&r, row->model_alias, sizeof(row->model_alias));
+        if (r.bad || r.pos != len) {
+                free(row);
+                return -EBADMSG;
+        }
+        /* The key is zero: the value does not carry it (the ledger fills it). */
+        memcpy(ret_row, row, sizeof(*row));
+        free(row);
+        return 0;
+}
+
+void row_key_hex(const struct row_key *key, char out[2 * ROW_KEY_SIZE + 1])
+{
+        static const char hex[] = "0123456789abcdef";
+        for (size_t i = 0; i < ROW_KEY_SIZE; i++) {
+                out[2 * i] = hex[key->b[i] >> 4];
+                out[2 * i + 1] = hex[key->b[i] & 0xF];
+        }
+        out[2 * ROW_KEY_SIZE] = 0;
+}
+
+const char *row_kind_name(uint8_t kind)
+{
+        switch (kind) {
+        case ROW_KIND_MESSAGE: return "message";
+        case ROW_KIND_COMPACTION: return "compaction";
+        case ROW_KIND_BRANCH_SUMMARY: return "branch_summary";
+        case ROW_KIND_TOOL_RESULT: return "tool_result";
+        case ROW_KIND_USAGE_ENTRY: return "usage_entry";
+        case ROW_KIND_TURN: return "turn";
+        default: return "unknown";
+        }
+}
+
+const char *cost_source_name(uint8_t src)
+{
+        switch (src) {
+        case COST_NONE: return "none";
+        case COST_VENDOR: return "vendor-reported";
+        case COST_COMPUTED: return "computed";
+        default: return "unknown";
+        }
+}
+
+int row_batch_push(struct row_batch *b, struct usage_row **ret_row)
+{
+        if (b->n == b->cap) {
+                size_t ncap = b->cap ? b->cap * 2 : 8;
+                struct usage_row *nr;
+
+                if (ncap > SIZE_MAX / sizeof(*nr))
+                        return -ENOMEM;
+                nr = realloc(b->rows, ncap * sizeof(*nr));
+                if (!nr)
+                        return -ENOMEM;
+                b->rows = nr;
+                b->cap = ncap;
+        }
+        memset(&b->rows[b->n], 0, sizeof(b->rows[b->n]));
+        *ret_row = &b->rows[b->n++];
+        return 0;
+}
+
+void row_batch_clear(struct row_batch *b)
+{
+        b->n = 0;
+}
+
+void row_batch_free(struct row_batch *b)
+{
+        free(b->rows);
+        b->rows = NULL;
+        b->n = b->cap = 0;
+}

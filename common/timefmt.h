@@ -1,0 +1,21 @@
+/* Time formats: RFC 3339 (any number of fractional digits, as Go trims
+ * them; Z or +hh:mm), epoch ms, and calendar days/months in a named zone. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "2026-05-25T10:11:39.37008+02:00" -> UTC epoch ms. -EINVAL when malformed. */
+int timefmt_parse_rfc3339(const char *s, size_t len, int64_t *ret_ms);
+
+/* Formats UTC ms as "2026-05-25T08:11:39.370Z". */
+void timefmt_format_utc(int64_t ms, char out[32]);
+
+/* Local calendar in zone tz (NULL or "" = the process's local zone; "UTC"
+ * works; any TZ string the C library accepts). Calls are not thread-safe:
+ * they switch TZ and restore it. */
+int timefmt_zone_valid(const char *tz);                 /* 0 or -EINVAL */
+void timefmt_day(int64_t ms, const char *tz, char out[11]);   /* YYYY-MM-DD */
+void timefmt_month(int64_t ms, const char *tz, char out[8]);  /* YYYY-MM */
+/* Midnight at the start of "YYYY-MM-DD" in tz, as UTC ms. -EINVAL if malformed. */
+int timefmt_parse_day(const char *ymd, const char *tz, int64_t *ret_ms);

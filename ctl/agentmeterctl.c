@@ -1,0 +1,505 @@
+/* agentmeterctl: the command line to agentmeterd. Parses the command and
+ * its options, asks the daemon over the control socket (or reads the ledger
+ * itself for `report` when no daemon answers) and renders the answer. */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "jfield.h"
+#include "ledger.h"
+#include "paths.h"
+#include "registry.h"
+#include "render.h"
+#include "report.h"
+#include "service.h"
+#include "render-status.h"
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
+
+enum opt {
+        O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7,
+};
+
+struct args {
+        unsigned seen;
+        const char *socket, *state_dir, *since, *until, *tz;
+        char harness[256];
+        const char *pos[4];
+        int n_pos;
+        char sock_buf[PATH_MAX];
+};
+
+struct command {
+        const char *name;
+        int (*run)(struct args *a);
+        unsigned allowed;
+        int n_pos; /* positional arguments after the command */
+};
+
+static const char usage_text[] =
+        "Usage: agentmeterctl [--socket PATH] [--state-dir DIR] COMMAND [OPTIONS]\n"
+        "\n"
+        "Commands:\n"
+        "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
+        "  sources [--json]                every file the daemon reads, with its counters\n"
+        "  report daily|monthly|session|model|tool [--since YYYY-MM-DD] [--until YYYY-MM-DD]\n"
+        "         [--tz ZONE] [--harness ID,...] [--json|--csv]\n"
+        "                                  token and cost report\n"
+        "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
+        "  rescan                          ask the daemon to re-discover and reconcile\n"
+        "  version                         client and daemon versions\n"
+        "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
+        "                                  discovery variables; enable and (re)start it\n"
+        "  uninstall                       stop, disable, remove what install wrote\n"
+        "  help                            this text\n"
+        "\n"
+        "Exit status: 0 ok, 1 error, 2 usage error, 3 no agentmeterd answering.\n"
+        "See agentmeterctl(1).\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+        fputs("agentmeterctl: ", stderr);
+        fprintf(stderr, fmt, arg);
+        fputs("\nTry 'agentmeterctl help'.\n", stderr);
+        return EXIT_USAGE;
+}
+
+static const char *socket_path(struct args *a)
+{
+        if (a->socket)
+                return a->socket;
+        if (paths_socket(a->sock_buf, sizeof(a->sock_buf)) < 0)
+                snprintf(a->sock_buf, sizeof(a->sock_buf), "agentmeterd/" PATHS_SOCKET_NAME);
+        return a->sock_buf;
+}
+
+static void no_daemon_message(const char *path)
+{
+        fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; start it with: "
+                        "systemctl --user start agentmeterd (or: agentmeterd &)\n", path);
+}
+
+/* Maps a failed call to a message and an exit status. */
+static int call_failed(struct args *a, int r, const char *detail)
+{
+        if (client_no_daemon(r)) {
+                no_daemon_message(socket_path(a));
+                return EXIT_NODAEMON;
+        }
+        if (r == -EREMOTEIO)
+                fprintf(stderr, "agentmeterctl: agentmeterd answered: %s\n",
+                        detail ? detail : "an error");
+        else if (r == -ETIMEDOUT)
+                fprintf(stderr, "agentmeterctl: agentmeterd on %s did not answer in time\n",
+                        socket_path(a));
+        else if (r == -EBADMSG)
+                fprintf(stderr, "agentmeterctl: agentmeterd on %s sent something that is not a "
+                                "response\n", socket_path(a));
+        else
+                fprintf(stderr, "agentmeterctl: %s: %s\n", socket_path(a), strerror(-r));
+        return EXIT_ERR;
+}
+
+static int call(struct args *a, const char *cmd, struct json_object *args, int timeout_ms,
+                struct json_object **ret_result)
+{
+        char *detail = NULL;
+        int r = client_call(socket_path(a), cmd, args, timeout_ms, ret_result, &detail);
+
+        if (r < 0)
+                r = -call_failed(a, r, detail);
+        free(detail);
+        return r; /* 0, or minus an exit status */
+}
+
+static int print_json(struct json_object *o)
+{
+        int fl = JSON_C_TO_STRING_NOSLASHESCAPE |
+                 (isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+                                        : JSON_C_TO_STRING_PLAIN);
+        printf("%s\n", json_object_to_json_string_ext(o, fl));
+        return EXIT_OK;
+}
+
+static const char *process_get(void *u, const char *name)
+{
+        (void)u;
+        return getenv(name);
+}
+
+static int cmd_status(struct args *a)
+{
+        _cleanup_json_ struct json_object *st = NULL;
+        int r = call(a, "status", NULL, 10000, &st);
+        bool json = a->seen & O_JSON;
+
+        if (r < 0)
+                return -r;
+        if (json)
+                print_json(st);
+        else if (render_status(stdout, st) < 0)
+                return EXIT_ERR;
+        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars, process_get, NULL);
+        return EXIT_OK;
+}
+
+static int cmd_sources(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        int r = call(a, "sources", NULL, 30000, &res);
+
+        if (r < 0)
+                return -r;
+        if (a->seen & O_JSON)
+                return print_json(res);
+        if (render_sources(stdout, res) < 0) {
+                fputs("agentmeterctl: the daemon's sources answer has no \"sources\" list\n", stderr);
+                return EXIT_ERR;
+        }
+        return EXIT_OK;
+}
+
+static bool valid_day(const char *s)
+{
+        int y, m, d, n = 0;
+        return strlen(s) == 10 && sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && n == 10 &&
+               m >= 1 && m <= 12 && d >= 1 && d <= 31;
+}
+
+/* The zone the user's days are in: $TZ, else the name /etc/localtime
+ * links to, else NULL (the daemon's local time: the same machine). */
+static const char *local_zone(char *buf, size_t cap)
+{
+        const char *tz = getenv("TZ");
+        ssize_t n;
+        char *z;
+
+        if (tz && *tz)
+                return tz[0] == ':' ? tz + 1 : tz;
+        n = readlink("/etc/localtime", buf, cap - 1);
+        if (n <= 0)
+                return NULL;
+        buf[n] = 0;
+        z = strstr(buf, "zoneinfo/");
+        return z ? z + strlen("zoneinfo/") : NULL;
+}
+
+/* No daemon: the ledger, read-only, by this process. */
+static int report_from_ledger(struct args *a, enum report_kind kind, const char *tz,
+                              enum render_format fmt)
+{
+        _cleanup_(ledger_closep) struct ledger *l = NULL;
+        _cleanup_json_ struct json_object *rep = NULL;
+        struct report_query q = { .kind = kind, .tz = tz, .since = a->since, .until = a->until };
+        char dir[PATH_MAX], hbuf[sizeof(a->harness)];
+        const char *err = NULL;
+        int r;
+
+        if (a->state_dir)
+                snprintf(dir, sizeof(dir), "%s", a->state_dir);
+        else if ((r = paths_state_dir(dir, sizeof(dir))) < 0) {
+                fprintf(stderr, "agentmeterctl: cannot find the state directory: %s\n", strerror(-r));
+                return EXIT_ERR;
+        }
+        r = ledger_open(dir, LEDGER_RDONLY, &l);
+        if (r == -ENOENT) {
+                no_daemon_message(socket_path(a));
+                fprintf(stderr, "agentmeterctl: and there is no ledger in %s yet\n", dir);
+                return EXIT_NODAEMON;
+        }
+        if (r < 0) {
+                const char *why = ledger_open_error();
+                fprintf(stderr, "agentmeterctl: cannot read the ledger in %s: %s\n", dir,
+                        why && *why ? why : strerror(-r));
+                return EXIT_ERR;
+        }
+        snprintf(hbuf, sizeof(hbuf), "%s", a->harness);
+        if (hbuf[0] && report_parse_harness_list(hbuf, &q) < 0)
+                return usage_error("too many harnesses in --harness %s", a->harness);
+        r = report_run(l, &q, &rep, &err);
+        if (r == -EINVAL)
+                return usage_error("%s", err ? err : "invalid report query");
+        if (r < 0) {
+                fprintf(stderr, "agentmeterctl: report failed: %s\n", err ? err : strerror(-r));
+                return EXIT_ERR;
+        }
+        fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; read the ledger %s "
+                        "directly (read-only)\n", socket_path(a), ledger_path(l));
+        return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO)) < 0 ? EXIT_ERR : EXIT_OK;
+}
+
+static int cmd_report(struct args *a)
+{
+        _cleanup_json_ struct json_object *req = json_object_new_object(), *rep = NULL;
+        enum render_format fmt = a->seen & O_JSON ? RENDER_JSON
+                                 : a->seen & O_CSV ? RENDER_CSV
+                                                   : RENDER_TABLE;
+        enum report_kind kind;
+        char zbuf[PATH_MAX], *detail = NULL;
+        const char *tz = a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf));
+        int r;
+
+        if ((a->seen & O_JSON) && (a->seen & O_CSV))
+                return usage_error("%s", "--json and --csv exclude each other");
+        if (report_kind_parse(a->pos[1], &kind) < 0)
+                return usage_error("unknown report '%s' (daily, monthly, session, model, tool)",
+                                   a->pos[1]);
+        if (a->since && !valid_day(a->since))
+                return usage_error("--since wants YYYY-MM-DD, not '%s'", a->since);
+        if (a->until && !valid_day(a->until))
+                return usage_error("--until wants YYYY-MM-DD, not '%s'", a->until);
+        if (!req)
+                return EXIT_ERR;
+        json_object_object_add(req, "report", json_object_new_string(report_kind_name(kind)));
+        if (a->since)
+                json_object_object_add(req, "since", json_object_new_string(a->since));
+        if (a->until)
+                json_object_object_add(req, "until", json_object_new_string(a->until));
+        if (tz)
+                json_object_object_add(req, "tz", json_object_new_string(tz));
+        if (a->harness[0]) {
+                struct json_object *h = json_object_new_array();
+                char copy[sizeof(a->harness)], *save = NULL;
+                snprintf(copy, sizeof(copy), "%s", a->harness);
+                for (char *id = strtok_r(copy, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+                        if (!registry_find(id)) {
+                                json_object_put(h);
+                                return usage_error("unknown harness '%s'", id);
+                        }
+                        json_object_array_add(h, json_object_new_string(id));
+                }
+                json_object_object_add(req, "harness", h);
+        }
+
+        r = client_call(socket_path(a), "report", req, 120000, &rep, &detail);
+        if (client_no_daemon(r))
+                return report_from_ledger(a, kind, tz, fmt);
+        if (r < 0) {
+                r = call_failed(a, r, detail);
+                free(detail);
+                return r;
+        }
+        if (render_report(stdout, rep, fmt, isatty(STDOUT_FILENO)) < 0) {
+                fputs("agentmeterctl: the daemon's report has no \"rows\" list\n", stderr);
+                return EXIT_ERR;
+        }
+        return EXIT_OK;
+}
+
+static int on_tail_event(struct json_object *ev, void *u)
+{
+        bool json = *(bool *)u;
+        const char *kind = jstr(ev, "event");
+        struct json_object *row = jfield(ev, "row");
+        int r;
+
+        if (!kind || strcmp(kind, "row") != 0 || !row)
+                return 0;
+        if (json) {
+                printf("%s\n", json_object_to_json_string_ext(row, JSON_C_TO_STRING_PLAIN |
+                                                                      JSON_C_TO_STRING_NOSLASHESCAPE));
+                r = fflush(stdout) != 0 ? -errno : 0;
+        } else {
+                r = render_tail_row(stdout, row) < 0 ? -errno : 0;
+        }
+        return r < 0 ? (r == -EPIPE ? -EPIPE : -EIO) : 0;
+}
+
+static int cmd_tail(struct args *a)
+{
+        bool json = a->seen & O_JSON;
+        char *detail = NULL;
+        int r;
+
+        if (isatty(STDERR_FILENO))
+                fprintf(stderr, "following agentmeterd on %s; Ctrl-C ends\n", socket_path(a));
+        r = client_tail(socket_path(a), on_tail_event, &json, &detail);
+        if (r == -EPIPE)
+                r = 0; /* the reader went away: e.g. `agentmeterctl tail | head` */
+        if (r < 0)
+                r = call_failed(a, r, detail);
+        free(detail);
+        return r;
+}
+
+static void print_scalars(struct json_object *res, const char *prefix)
+{
+        json_object_object_foreach(res, k, v)
+                if (v && !json_object_is_type(v, json_type_object) &&
+                    !json_object_is_type(v, json_type_array))
+                        printf("%s%s: %s\n", prefix, k, json_object_get_string(v));
+}
+
+static int cmd_rescan(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        int r = call(a, "rescan", NULL, 30000, &res);
+
+        if (r < 0)
+                return -r;
+        puts("agentmeterd: rescan requested");
+        print_scalars(res, "  ");
+        return EXIT_OK;
+}
+
+static int cmd_version(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        int r;
+
+        printf("agentmeterctl %s\n", AM_VERSION);
+        fflush(stdout);
+        r = call(a, "version", NULL, 5000, &res);
+        if (r < 0)
+                return -r;
+        printf("agentmeterd %s\n", jstr(res, "version") ? jstr(res, "version") : "(unknown)");
+        return EXIT_OK;
+}
+
+static int cmd_install(struct args *a)
+{
+        int r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, stdout, stderr);
+        return r < 0 ? EXIT_ERR : EXIT_OK;
+}
+
+static int cmd_uninstall(struct args *a)
+{
+        (void)a;
+        return service_uninstall(stdout, stderr) < 0 ? EXIT_ERR : EXIT_OK;
+}
+
+static int cmd_help(struct args *a)
+{
+        (void)a;
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+}
+
+static const struct command commands[] = {
+        { "status", cmd_status, O_JSON, 0 },
+        { "sources", cmd_sources, O_JSON, 0 },
+        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS, 1 },
+        { "tail", cmd_tail, O_JSON, 0 },
+        { "rescan", cmd_rescan, 0, 0 },
+        { "version", cmd_version, 0, 0 },
+        { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
+        { "uninstall", cmd_uninstall, 0, 0 },
+        { "help", cmd_help, 0, 0 },
+};
+
+static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },          { "csv", no_argument, NULL, 'c' },
+        { "since", required_argument, NULL, 's' },   { "until", required_argument, NULL, 'u' },
+        { "tz", required_argument, NULL, 'z' },      { "harness", required_argument, NULL, 'H' },
+        { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
+        { "socket", required_argument, NULL, 'S' },  { "state-dir", required_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+};
+
+static const char *opt_name(unsigned bit)
+{
+        static const struct { unsigned bit; const char *name; } names[] = {
+                { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
+                { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
+                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },
+        };
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (names[i].bit == bit)
+                        return names[i].name;
+        return "?";
+}
+
+/* Options may come before or after the command (getopt permutes). */
+static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *ret_version)
+{
+        int c;
+
+        while ((c = getopt_long(argc, argv, "jhV", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'j': a->seen |= O_JSON; break;
+                case 'c': a->seen |= O_CSV; break;
+                case 's': a->seen |= O_SINCE, a->since = optarg; break;
+                case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
+                case 'z': a->seen |= O_TZ, a->tz = optarg; break;
+                case 'n': a->seen |= O_NOSTART; break;
+                case 'f': a->seen |= O_FORCE; break;
+                case 'S': a->socket = optarg; break;
+                case 'D': a->state_dir = optarg; break;
+                case 'h': *ret_help = true; break;
+                case 'V': *ret_version = true; break;
+                case 'H': {
+                        size_t l = strlen(a->harness);
+                        a->seen |= O_HARNESS;
+                        if (l + strlen(optarg) + 2 > sizeof(a->harness))
+                                return usage_error("%s", "--harness list too long");
+                        snprintf(a->harness + l, sizeof(a->harness) - l, "%s%s", l ? "," : "",
+                                 optarg);
+                        break;
+                }
+                default:
+                        fputs("Try 'agentmeterctl help'.\n", stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        for (int i = optind; i < argc; i++) {
+                if (a->n_pos == (int)(sizeof(a->pos) / sizeof(a->pos[0])))
+                        return usage_error("unexpected argument '%s'", argv[i]);
+                a->pos[a->n_pos++] = argv[i];
+        }
+        return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+        struct args a = { 0 };
+        bool help = false, version = false;
+        int r;
+
+        signal(SIGPIPE, SIG_IGN);
+        r = parse(argc, argv, &a, &help, &version);
+        if (r != EXIT_OK)
+                return r;
+        if (help)
+                return cmd_help(&a);
+        if (version) {
+                printf("agentmeterctl %s\n", AM_VERSION);
+                return EXIT_OK;
+        }
+        if (a.n_pos == 0) {
+                fputs(usage_text, stderr);
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                const struct command *cmd = &commands[i];
+                unsigned extra = a.seen & ~cmd->allowed;
+
+                if (strcmp(a.pos[0], cmd->name) != 0)
+                        continue;
+                if (extra)
+                        return usage_error("%s does not apply to this command",
+                                           opt_name(extra & -extra));
+                if (a.n_pos - 1 < cmd->n_pos)
+                        return usage_error("%s needs an argument (see 'agentmeterctl help')",
+                                           cmd->name);
+                if (a.n_pos - 1 > cmd->n_pos)
+                        return usage_error("unexpected argument '%s'", a.pos[cmd->n_pos + 1]);
+                r = cmd->run(&a);
+                if (fflush(stdout) != 0 && errno != EPIPE && r == EXIT_OK) {
+                        fprintf(stderr, "agentmeterctl: writing output: %m\n");
+                        r = EXIT_ERR;
+                }
+                return r;
+        }
+        return usage_error("unknown command '%s'", a.pos[0]);
+}

@@ -1,0 +1,247 @@
+/* Control-socket client: request/response via common/proto, and the `tail`
+ * stream with its own line reader that also watches for SIGINT/SIGTERM. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "jfield.h"
+#include "proto.h"
+
+#define TAIL_LINE_MAX (4u * 1024u * 1024u)
+
+static void closep(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+bool client_no_daemon(int r)
+{
+        return r == -ENOENT || r == -ECONNREFUSED;
+}
+
+static struct json_object *build_request(const char *cmd, struct json_object *args)
+{
+        struct json_object *req = json_object_new_object();
+
+        if (!req)
+                return NULL;
+        json_object_object_add(req, "v", json_object_new_int(PROTO_VERSION));
+        json_object_object_add(req, "cmd", json_object_new_string(cmd));
+        if (args) {
+                json_object_object_foreach(args, k, v)
+                        json_object_object_add(req, k, v ? json_object_get(v) : NULL);
+        }
+        return req;
+}
+
+/* Checks a response: 0 and the result (new reference), or -EREMOTEIO with
+ * the daemon's error, or -EBADMSG. */
+static int take_result(struct json_object *resp, struct json_object **ret_result, char **ret_error)
+{
+        struct json_object *ok = jfield(resp, "ok");
+
+        if (!ok || !json_object_is_type(ok, json_type_boolean))
+                return -EBADMSG;
+        if (!json_object_get_boolean(ok)) {
+                struct json_object *err = jfield(resp, "error");
+                const char *code = jstr(err, "code"), *msg = jstr(err, "message");
+                if (ret_error && asprintf(ret_error, "%s: %s", code ? code : "error",
+                                          msg ? msg : "(no message)") < 0)
+                        *ret_error = NULL;
+                return -EREMOTEIO;
+        }
+        struct json_object *res = jfield(resp, "result");
+        *ret_result = res ? json_object_get(res) : json_object_new_object();
+        return 0;
+}
+
+int client_call(const char *socket_path, const char *cmd, struct json_object *args,
+                int timeout_ms, struct json_object **ret_result, char **ret_error)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_json_ struct json_object *req = NULL, *resp = NULL;
+        int r;
+
+        r = proto_connect(socket_path, &fd);
+        if (r < 0)
+                return r;
+        req = build_request(cmd, args);
+        if (!req)
+                return -ENOMEM;
+        r = proto_call(fd, req, timeout_ms, &resp);
+        if (r < 0)
+                return r;
+        return take_result(resp, ret_result, ret_error);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN) {
+                        struct pollfd p = { .fd = fd, .events = POLLOUT };
+                        if (poll(&p, 1, 5000) <= 0)
+                                return -ETIMEDOUT;
+                        continue;
+                }
+                if (n < 0)
+                        return -errno;
+                buf += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+struct stream {
+        char *buf;
+        size_t len, cap;
+};
+
+/* Reads more bytes into s. 1 = got data, 0 = EOF, 2 = a signal, -errno. */
+static int fill(int fd, int sigfd, struct stream *s)
+{
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = sigfd, .events = POLLIN } };
+
+        if (s->len == s->cap) {
+                size_t cap = s->cap ? s->cap * 2 : 64 * 1024;
+                if (cap > TAIL_LINE_MAX + 1)
+                        return -E2BIG;
+                char *b = realloc(s->buf, cap);
+                if (!b)
+                        return -ENOMEM;
+                s->buf = b;
+                s->cap = cap;
+        }
+        for (;;) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[1].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        /* consume it, so it is not delivered when unblocked */
+                        while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                                ;
+                        return 2;
+                }
+                ssize_t n = read(fd, s->buf + s->len, s->cap - s->len);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n < 0)
+                        return errno == ECONNRESET ? 0 : -errno;
+                if (n == 0)
+                        return 0;
+                s->len += (size_t)n;
+                return 1;
+        }
+}
+
+/* Takes one complete line out of s: 1 and the parsed object, 0 when no
+ * complete line is buffered, -EBADMSG. */
+static int next_line(struct stream *s, struct json_object **ret_obj)
+{
+        char *nl = s->len > 0 ? memchr(s->buf, '\n', s->len) : NULL;
+
+        if (!nl)
+                return 0;
+        *nl = 0;
+        *ret_obj = json_tokener_parse(s->buf);
+        size_t used = (size_t)(nl - s->buf) + 1;
+        memmove(s->buf, s->buf + used, s->len - used);
+        s->len -= used;
+        return *ret_obj ? 1 : -EBADMSG;
+}
+
+static int tail_loop(int fd, int sigfd, int (*on_event)(struct json_object *, void *), void *u,
+                     char **ret_error)
+{
+        struct stream s = { 0 };
+        bool answered = false;
+        int r;
+
+        for (;;) {
+                struct json_object *obj = NULL;
+
+                r = next_line(&s, &obj);
+                if (r == 0) {
+                        r = fill(fd, sigfd, &s);
+                        if (r == 1)
+                                continue;
+                        if (r == 0 && !answered)
+                                r = -ECONNRESET; /* closed before answering */
+                        else if (r >= 0)
+                                r = 0; /* daemon closed, or a signal: a clean end */
+                        break;
+                }
+                if (r < 0)
+                        break;
+                if (!answered) {
+                        struct json_object *res = NULL;
+                        r = take_result(obj, &res, ret_error);
+                        json_object_put(obj);
+                        json_object_put(res);
+                        if (r < 0)
+                                break;
+                        answered = true;
+                        continue;
+                }
+                r = on_event(obj, u);
+                json_object_put(obj);
+                if (r < 0)
+                        break;
+        }
+        free(s.buf);
+        return r;
+}
+
+int client_tail(const char *socket_path, int (*on_event)(struct json_object *ev, void *u),
+                void *u, char **ret_error)
+{
+        _cleanup_close_ int fd = -1, sigfd = -1;
+        _cleanup_json_ struct json_object *req = NULL;
+        char *line = NULL;
+        size_t len = 0;
+        sigset_t mask, old;
+        int r;
+
+        r = proto_connect(socket_path, &fd);
+        if (r < 0)
+                return r;
+        req = build_request("tail", NULL);
+        if (!req)
+                return -ENOMEM;
+        r = proto_encode(req, &line, &len);
+        if (r < 0)
+                return r;
+        r = write_all(fd, line, len);
+        free(line);
+        if (r < 0)
+                return r;
+
+        /* Signals become readable events, so the stream ends cleanly. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
+                return -errno;
+        sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sigfd < 0)
+                r = -errno;
+        else
+                r = tail_loop(fd, sigfd, on_event, u, ret_error);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return r;
+}

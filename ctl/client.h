@@ -1,0 +1,25 @@
+/* The client's side of the control socket: one request and its answer, or
+ * a streamed `tail` that ends cleanly on SIGINT/SIGTERM or when the daemon
+ * closes. */
+#pragma once
+
+#include <stdbool.h>
+
+struct json_object;
+
+/* true for the connect errors that mean "no daemon answers here". */
+bool client_no_daemon(int r);
+
+/* Sends {"v":1,"cmd":cmd, ...args} (args: an object whose members are
+ * copied, or NULL) and waits up to timeout_ms for the answer.
+ * 0 and the result (a new reference); -EREMOTEIO when the daemon answered
+ * ok:false (*ret_error: "code: message", malloc'd); -ENOENT/-ECONNREFUSED
+ * (no daemon), -ETIMEDOUT, -EBADMSG (not a response), other -errno. */
+int client_call(const char *socket_path, const char *cmd, struct json_object *args,
+                int timeout_ms, struct json_object **ret_result, char **ret_error);
+
+/* Sends {"v":1,"cmd":"tail"}, checks the ok answer, then calls on_event for
+ * every event object that follows until the daemon closes the connection
+ * (0), SIGINT/SIGTERM arrive (0), or on_event returns < 0 (that value). */
+int client_tail(const char *socket_path, int (*on_event)(struct json_object *ev, void *u),
+                void *u, char **ret_error);

@@ -1,0 +1,242 @@
+/* `status` and `sources` for people: daemon, ledger, scan progress, every
+ * harness root and why it is there, and environment mismatches. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "jfield.h"
+#include "render-status.h"
+#include "table.h"
+
+static const char *or_dash(const char *s)
+{
+        return s && *s ? s : FMT_DASH;
+}
+
+static void scan_progress(FILE *f, struct json_object *ingest)
+{
+        int64_t done = jint_or(ingest, "bytes_done", 0), known = jint_or(ingest, "bytes_known", 0);
+        int64_t files = jint_or(ingest, "files", 0);
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        if (!ingest) {
+                fputs("initial scan  unknown\n", f);
+                return;
+        }
+        if (jbool(ingest, "initial_scan_done")) {
+                fprintf(f, "initial scan  done: %s in %s files\n", fmt_bytes((uint64_t)done, a),
+                        fmt_i64(files, c));
+                return;
+        }
+        double pct = known > 0 ? 100.0 * (double)done / (double)known : 0.0;
+        if (pct > 100.0)
+                pct = 100.0;
+        fprintf(f, "initial scan  %.1f%% (%s of %s, %s files so far)\n", pct,
+                fmt_bytes((uint64_t)done, a), fmt_bytes((uint64_t)known, b), fmt_i64(files, c));
+}
+
+static void install_record(FILE *f, struct json_object *st)
+{
+        struct json_object *rec = jfield(st, "install_record");
+        struct json_object *vars = jfield(rec, "vars");
+        const char *at = jstr(rec, "recorded_at");
+
+        if (!at) {
+                fputs("install record  none (run `agentmeterctl install` to record your shell's "
+                      "discovery variables)\n", f);
+                return;
+        }
+        fprintf(f, "install record  %s:", at);
+        if (!vars || json_object_object_length(vars) == 0) {
+                fputs(" no discovery variables were set\n", f);
+                return;
+        }
+        json_object_object_foreach(vars, name, val)
+                fprintf(f, " %s=%s", name, val ? json_object_get_string(val) : "");
+        fputc('\n', f);
+}
+
+static void root_reason(FILE *f, struct json_object *root)
+{
+        const char *reason = jstr(root, "reason"), *var = jstr(root, "env_var"),
+                   *detail = jstr(root, "detail");
+
+        if (reason && strcmp(reason, "env") == 0)
+                fprintf(f, "moved by %s%s", or_dash(var),
+                        jbool(root, "from_install_record") ? " (from install record)" : "");
+        else if (reason && strcmp(reason, "config") == 0)
+                fprintf(f, "from config %s", or_dash(detail));
+        else if (reason && strcmp(reason, "profile") == 0)
+                fprintf(f, "profile %s", or_dash(detail));
+        else
+                fputs(or_dash(reason), f);
+        if (detail && !(reason && (strcmp(reason, "config") == 0 || strcmp(reason, "profile") == 0)))
+                fprintf(f, ", %s", detail);
+}
+
+static void harness(FILE *f, struct json_object *h)
+{
+        struct json_object *caps = jfield(h, "capabilities"), *roots = jfield(h, "roots");
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX], e[FMT_MAX], g[FMT_MAX], k[FMT_MAX],
+                l[FMT_MAX];
+
+        fprintf(f, "\n%s (%s)\n", or_dash(jstr(h, "name")), or_dash(jstr(h, "id")));
+        fprintf(f, "  capabilities  tokens %s, cost %s, activity %s, reasoning %s\n",
+                or_dash(jstr(caps, "tokens")), or_dash(jstr(caps, "cost")),
+                or_dash(jstr(caps, "activity")), or_dash(jstr(caps, "reasoning")));
+        for (size_t i = 0; roots && i < json_object_array_length(roots); i++) {
+                struct json_object *r = json_object_array_get_idx(roots, i);
+                const char *label = jstr(r, "label");
+
+                fprintf(f, "  root  %s  %s  ", or_dash(jstr(r, "path")),
+                        jbool(r, "exists") ? "exists" : "missing");
+                root_reason(f, r);
+                if (label && *label)
+                        fprintf(f, " [%s]", label);
+                fputc('\n', f);
+        }
+        fprintf(f, "  files %s, read %s, lines %s (malformed %s, oversized %s), rows %s, "
+                   "errors %s\n",
+                fmt_i64(jint_or(h, "files", 0), a), fmt_bytes((uint64_t)jint_or(h, "bytes_read", 0), b),
+                fmt_i64(jint_or(h, "lines", 0), c), fmt_i64(jint_or(h, "malformed", 0), d),
+                fmt_i64(jint_or(h, "oversized", 0), e), fmt_i64(jint_or(h, "rows", 0), g),
+                fmt_i64(jint_or(h, "errors", 0), k));
+        fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
+}
+
+int render_status(FILE *f, struct json_object *st)
+{
+        struct json_object *ledger = jfield(st, "ledger"), *hs = jfield(st, "harnesses"),
+                           *warn = jfield(st, "warnings"), *env = jfield(st, "env");
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX], e[FMT_MAX], g[FMT_MAX];
+
+        fprintf(f, "agentmeterd %s, pid %lld, up %s\n", or_dash(jstr(st, "version")),
+                (long long)jint_or(st, "pid", 0),
+                fmt_duration((uint64_t)jint_or(st, "uptime_s", 0), b));
+        fprintf(f, "state dir     %s\n", or_dash(jstr(st, "state_dir")));
+        fprintf(f, "socket        %s\n", or_dash(jstr(st, "socket")));
+        fprintf(f, "ledger        %s (%s): %s rows, %s sessions, %s sources, %s tool calls\n",
+                or_dash(jstr(ledger, "path")), fmt_bytes((uint64_t)jint_or(ledger, "bytes", 0), a),
+                fmt_i64(jint_or(ledger, "rows", 0), b), fmt_i64(jint_or(ledger, "sessions", 0), c),
+                fmt_i64(jint_or(ledger, "sources", 0), d), fmt_i64(jint_or(ledger, "calls", 0), e));
+        fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
+        scan_progress(f, jfield(st, "ingest"));
+        install_record(f, st);
+        if (env && json_object_object_length(env) > 0) {
+                fputs("environment  ", f);
+                json_object_object_foreach(env, name, val)
+                        fprintf(f, " %s=%s", name, val ? json_object_get_string(val) : "");
+                fputc('\n', f);
+        }
+        for (size_t i = 0; hs && i < json_object_array_length(hs); i++)
+                harness(f, json_object_array_get_idx(hs, i));
+        if (warn && json_object_array_length(warn) > 0) {
+                fputc('\n', f);
+                for (size_t i = 0; i < json_object_array_length(warn); i++)
+                        fprintf(f, "warning: %s\n",
+                                json_object_get_string(json_object_array_get_idx(warn, i)));
+        }
+        return fflush(f) != 0 || ferror(f) ? -EIO : 0;
+}
+
+int render_env_mismatch(FILE *f, struct json_object *st, const char *const *vars,
+                        const char *(*get)(void *userdata, const char *name), void *userdata)
+{
+        struct json_object *env = jfield(st, "env");
+        int n = 0;
+
+        for (size_t i = 0; vars && vars[i]; i++) {
+                const char *mine, *theirs;
+
+                if (strcmp(vars[i], "HOME") == 0)
+                        continue;
+                mine = get(userdata, vars[i]);
+                theirs = jstr(env, vars[i]);
+                if (mine && !*mine)
+                        mine = NULL;
+                if (theirs && !*theirs)
+                        theirs = NULL;
+                if (!mine && !theirs)
+                        continue;
+                if (mine && theirs && strcmp(mine, theirs) == 0)
+                        continue;
+                n++;
+                fputs("warning: your shell ", f);
+                if (mine)
+                        fprintf(f, "sets %s=%s", vars[i], mine);
+                else
+                        fprintf(f, "does not set %s", vars[i]);
+                fputs(" but the daemon sees ", f);
+                if (theirs)
+                        fprintf(f, "%s=%s", vars[i], theirs);
+                else
+                        fputs("<unset>", f);
+                fputs(": the daemon reads a different directory. Fix: run `agentmeterctl install "
+                      "--force` from this shell (records the variable in the unit's environment) "
+                      "and the daemon restarts with it.\n", f);
+        }
+        fflush(f);
+        return n;
+}
+
+int render_sources(FILE *f, struct json_object *res)
+{
+        static const char *const head[] = { "harness", "kind", "size", "read", "lines",
+                                            "malformed", "oversized", "rows", "resets",
+                                            "last commit", "path" };
+        static const enum table_align al[] = { TABLE_LEFT, TABLE_LEFT, TABLE_RIGHT, TABLE_RIGHT,
+                                               TABLE_RIGHT, TABLE_RIGHT, TABLE_RIGHT, TABLE_RIGHT,
+                                               TABLE_RIGHT, TABLE_LEFT, TABLE_LEFT };
+        struct json_object *src = jfield(res, "sources");
+        _cleanup_table_ struct table *t = NULL;
+        size_t n, errors = 0;
+        int r;
+
+        if (!src || !json_object_is_type(src, json_type_array))
+                return -EINVAL;
+        n = json_object_array_length(src);
+        if (n == 0) {
+                fputs("no sources yet: no harness files found under the roots `agentmeterctl "
+                      "status` lists\n", f);
+                return fflush(f) != 0 ? -EIO : 0;
+        }
+        r = table_new(11, head, al, &t);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *s = json_object_array_get_idx(src, i);
+                char b[11][FMT_MAX];
+                const char *c[11] = {
+                        or_dash(jstr(s, "harness")),
+                        or_dash(jstr(s, "kind")),
+                        fmt_bytes((uint64_t)jint_or(s, "size", 0), b[2]),
+                        fmt_bytes((uint64_t)jint_or(s, "bytes_read", 0), b[3]),
+                        fmt_i64(jint_or(s, "lines", 0), b[4]),
+                        fmt_i64(jint_or(s, "malformed", 0), b[5]),
+                        fmt_i64(jint_or(s, "oversized", 0), b[6]),
+                        fmt_i64(jint_or(s, "rows_added", 0), b[7]),
+                        fmt_i64(jint_or(s, "resets", 0), b[8]),
+                        fmt_time(s, "last_commit", b[9]),
+                        or_dash(jstr(s, "path")),
+                };
+                if (jstr(s, "error"))
+                        errors++;
+                r = table_add(t, c);
+                if (r < 0)
+                        return r;
+        }
+        r = table_print(t, f);
+        if (r < 0)
+                return r;
+        if (errors > 0) {
+                fputc('\n', f);
+                for (size_t i = 0; i < n; i++) {
+                        struct json_object *s = json_object_array_get_idx(src, i);
+                        if (jstr(s, "error"))
+                                fprintf(f, "error: %s: %s\n", or_dash(jstr(s, "path")),
+                                        jstr(s, "error"));
+                }
+        }
+        return fflush(f) != 0 || ferror(f) ? -EIO : 0;
+}

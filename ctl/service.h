@@ -1,0 +1,16 @@
+/* `agentmeterctl install` / `uninstall` as the user sees them: find the
+ * user unit search path and the agentmeterd binary, write or remove the
+ * files (install.h), and drive `systemctl --user`, printing every step. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Runs argv (argv[0] looked up in PATH) with fork+execvp and waits.
+ * Returns its exit status (0..255), 127 when it could not be run, or -errno. */
+int service_run(FILE *log, const char *const *argv);
+
+/* 0, -EEXIST (a file without the marker is in the way), -EIO (systemctl
+ * failed; the files are in place), other -errno. Messages go to out/err. */
+int service_install(bool no_start, bool force, FILE *out, FILE *err);
+int service_uninstall(FILE *out, FILE *err);

@@ -1,0 +1,29 @@
+/* Aligned text tables for the terminal: columns sized to their widest cell
+ * (counted in characters, so a "—" is one column), numbers right-aligned. */
+#pragma once
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum table_align { TABLE_LEFT = 0, TABLE_RIGHT = 1 };
+
+struct table;
+
+/* ncols headers and alignments (align may be NULL: all left). -ENOMEM. */
+int table_new(size_t ncols, const char *const *headers, const enum table_align *align,
+              struct table **ret_table);
+struct table *table_free(struct table *t);
+static inline void table_freep(struct table **t) { *t = table_free(*t); }
+
+/* Copies ncols cells (NULL reads as ""). -ENOMEM. */
+int table_add(struct table *t, const char *const *cells);
+/* A horizontal rule across all columns (e.g. above a TOTAL line). */
+int table_add_rule(struct table *t);
+size_t table_rows(const struct table *t); /* data rows, rules not counted */
+
+/* Header, a rule, then the rows; columns two spaces apart, no trailing blanks. */
+int table_print(const struct table *t, FILE *f);
+
+/* Display width of a UTF-8 string (code points; wide characters count 2). */
+size_t table_width(const char *s);
+#define _cleanup_table_ __attribute__((cleanup(table_freep)))

@@ -1,0 +1,608 @@
+/* agentmeterd: the resident meter. Discovers every harness root, watches
+ * them with inotify, tail-reads grown files into the LMDB ledger, answers
+ * the control socket, and tells systemd how it is doing. `--once` ingests
+ * everything once and exits. */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "ingest.h"
+#include "ledger.h"
+#include "log.h"
+#include "paths.h"
+#include "proto.h"
+#include "registry.h"
+#include "report.h"
+#include "scan.h"
+#include "status.h"
+#include "watch.h"
+
+#define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */
+#define SYNC_USEC (1000000ULL)          /* mdb_env_sync at most every second */
+#define MAX_WARNINGS 16
+
+struct daemon {
+        sd_event *event;
+        struct ledger *ledger;
+        struct ingest *ingest;
+        struct watch *watch;
+        struct control *control;
+        sd_event_source *drain, *reconcile_timer, *sync_timer;
+        uint64_t reconcile_usec;
+        uint64_t commits_at_sync;
+        bool initial_scan_done;
+        bool roots_dirty;       /* a directory appeared: re-check missing roots */
+        int64_t start_ms;
+        uint64_t last_status_pct;
+        char state_dir[PATH_MAX];
+        char socket_path[PATH_MAX];
+        char *warnings[MAX_WARNINGS + 1];
+        size_t n_warnings;
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void add_warning(struct daemon *d, const char *w)
+{
+        for (size_t i = 0; i < d->n_warnings; i++)
+                if (strcmp(d->warnings[i], w) == 0)
+                        return;
+        if (d->n_warnings < MAX_WARNINGS)
+                d->warnings[d->n_warnings++] = strdup(w);
+}
+
+/* ---- live pipeline -------------------------------------------------------- */
+
+static void schedule_drain(struct daemon *d)
+{
+        if (d->drain)
+                sd_event_source_set_enabled(d->drain, SD_EVENT_ONESHOT);
+}
+
+static void notify_progress(struct daemon *d, bool force)
+{
+        uint64_t done, known, pct;
+        ingest_progress(d->ingest, &done, &known);
+        pct = known ? done * 100 / known : 100;
+        if (!force && pct == d->last_status_pct)
+                return;
+        d->last_status_pct = pct;
+        if (!d->initial_scan_done)
+                sd_notifyf(0, "STATUS=Initial scan: %llu of %llu MB (%llu%%)",
+                           (unsigned long long)(done >> 20), (unsigned long long)(known >> 20),
+                           (unsigned long long)pct);
+        else
+                sd_notifyf(0, "STATUS=Watching %zu directories; %llu rows added since start",
+                           watch_count(d->watch),
+                           (unsigned long long)ingest_counters(d->ingest)->rows_added);
+}
+
+static int on_drain(sd_event_source *s, void *u)
+{
+        struct daemon *d = u;
+        (void)s;
+        int more = ingest_run(d->ingest, SLICE_BYTES);
+        if (more) {
+                schedule_drain(d); /* yield to other events, then go on */
+        } else if (!d->initial_scan_done) {
+                d->initial_scan_done = true;
+                const struct tail_counters *c = ingest_counters(d->ingest);
+                log_info("initial scan done: %llu bytes read, %llu rows added, %llu lines "
+                         "(%llu malformed, %llu over-long skipped)",
+                         (unsigned long long)c->bytes_read, (unsigned long long)c->rows_added,
+                         (unsigned long long)c->lines, (unsigned long long)c->malformed,
+                         (unsigned long long)c->oversized);
+                notify_progress(d, true);
+                return 0;
+        }
+        notify_progress(d, false);
+        return 0;
+}
+
+static int watch_dir_hook(void *u, const struct root *root, const char *path, int depth)
+{
+        struct daemon *d = u;
+        (void)root;
+        (void)depth;
+        if (!d->watch)
+                return 0;
+        int r = watch_add(d->watch, path);
+        if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+                log_full(LOG_WARNING, root->adapter->id, path, r,
+                         "cannot watch directory; it is covered by the periodic reconcile");
+        return 0;
+}
+
+/* Watches every root, or for a root that does not exist yet its nearest
+ * existing ancestor, so its creation is seen at once. */
+static void watch_roots(struct daemon *d)
+{
+        const struct root_list *rl = ingest_roots(d->ingest);
+        for (size_t i = 0; i < rl->n; i++) {
+                char p[PATH_MAX];
+                snprintf(p, sizeof(p), "%s", rl->v[i].path);
+                for (;;) {
+                        struct stat st;
+                        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+                                if (!watch_has(d->watch, p))
+                                        (void)watch_add(d->watch, p);
+                                break;
+                        }
+                        char *slash = strrchr(p, '/');
+                        if (!slash || slash == p)
+                                break;
+                        *slash = 0;
+                }
+        }
+}
+
+static bool is_missing_root_or_ancestor(struct daemon *d, const char *path)
+{
+        const struct root_list *rl = ingest_roots(d->ingest);
+        size_t n = strlen(path);
+        for (size_t i = 0; i < rl->n; i++) {
+                const char *rp = rl->v[i].path;
+                if (strncmp(rp, path, n) == 0 && (rp[n] == 0 || rp[n] == '/'))
+                        return true;
+        }
+        return false;
+}
+
+static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask)
+{
+        struct daemon *d = u;
+        if (is_dir) {
+                if (mask & (IN_CREATE | IN_MOVED_TO)) {
+                        if (is_missing_root_or_ancestor(d, path))
+                                d->roots_dirty = true;
+                        (void)ingest_notice_path(d->ingest, path, true);
+                }
+                return;
+        }
+        if (mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+                d->roots_dirty = true;
+                return;
+        }
+        if (!(mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_ATTRIB)))
+                return;
+        if (ingest_queue_path(d->ingest, path) == 0)
+                return;
+        /* SQLite: a change to db-wal / db-journal means the database changed */
+        size_t n = strlen(path);
+        static const char *const sfx[] = { "-wal", "-journal", "-shm", NULL };
+        for (size_t i = 0; sfx[i]; i++) {
+                size_t k = strlen(sfx[i]);
+                if (n > k && strcmp(path + n - k, sfx[i]) == 0) {
+                        char db[PATH_MAX];
+                        snprintf(db, sizeof(db), "%.*s", (int)(n - k), path);
+                        if (ingest_queue_path(d->ingest, db) == 0)
+                                return;
+                        (void)ingest_notice_path(d->ingest, db, false);
+                        return;
+                }
+        }
+        (void)ingest_notice_path(d->ingest, path, false);
+}
+
+static void on_watch_lost(void *u, const char *why)
+{
+        struct daemon *d = u;
+        log_warning("%s: reconciling all sources", why);
+        if (strstr(why, "watches"))
+                add_warning(d, "out of inotify watches: some directories are only checked by the "
+                               "periodic reconcile (raise fs.inotify.max_user_watches)");
+        (void)ingest_reconcile(d->ingest);
+}
+
+static void on_watch_batch(void *u)
+{
+        struct daemon *d = u;
+        if (d->roots_dirty) {
+                d->roots_dirty = false;
+                watch_roots(d);
+                (void)ingest_reconcile(d->ingest);
+        }
+        schedule_drain(d);
+}
+
+static int on_reconcile(sd_event_source *s, uint64_t usec, void *u)
+{
+        struct daemon *d = u;
+        watch_roots(d);
+        (void)ingest_reconcile(d->ingest);
+        schedule_drain(d);
+        sd_event_source_set_time(s, usec + d->reconcile_usec);
+        sd_event_source_set_enabled(s, SD_EVENT_ON);
+        return 0;
+}
+
+static int on_sync(sd_event_source *s, uint64_t usec, void *u)
+{
+        struct daemon *d = u;
+        uint64_t commits = ingest_counters(d->ingest)->commits;
+        if (commits != d->commits_at_sync) {
+                int r = ledger_sync(d->ledger);
+                if (r < 0)
+                        log_errno(LOG_WARNING, r, "ledger sync failed, retrying");
+                else
+                        d->commits_at_sync = commits;
+        }
+        sd_event_source_set_time(s, usec + SYNC_USEC);
+        sd_event_source_set_enabled(s, SD_EVENT_ON);
+        return 0;
+}
+
+static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
+{
+        struct daemon *d = u;
+        if (!d->control || control_subscribers(d->control) == 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                if (outcomes[i] != ROW_ADDED && outcomes[i] != ROW_MERGED)
+                        continue;
+                json_object *ev = proto_event("row", report_row_json(&rows[i]));
+                control_broadcast(d->control, ev);
+                json_object_put(ev);
+        }
+}
+
+/* ---- control commands ------------------------------------------------------ */
+
+static int handle(void *u, const char *cmd, json_object *req, json_object **ret_result,
+                  const char **ret_code, const char **ret_error)
+{
+        struct daemon *d = u;
+        if (strcmp(cmd, "status") == 0) {
+                struct status_info si = {
+                        .state_dir = d->state_dir,
+                        .socket_path = d->socket_path,
+                        .start_ms = d->start_ms,
+                        .initial_scan_done = d->initial_scan_done,
+                        .ingest = d->ingest,
+                        .watch = d->watch,
+                        .warnings = (const char *const *)d->warnings,
+                };
+                return status_build(&si, ret_result);
+        }
+        if (strcmp(cmd, "sources") == 0)
+                return sources_build(d->ingest, ret_result);
+        if (strcmp(cmd, "version") == 0) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "version", json_object_new_string(AM_VERSION));
+                json_object_object_add(o, "protocol", json_object_new_int(PROTO_VERSION));
+                json_object_object_add(o, "schema", json_object_new_int(LEDGER_SCHEMA_VERSION));
+                *ret_result = o;
+                return 0;
+        }
+        if (strcmp(cmd, "rescan") == 0) {
+                watch_roots(d);
+                (void)ingest_reconcile(d->ingest);
+                schedule_drain(d);
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "queued", json_object_new_boolean(1));
+                *ret_result = o;
+                return 0;
+        }
+        if (strcmp(cmd, "report") == 0) {
+                struct report_query q;
+                int r = report_query_from_json(req, &q, ret_error);
+                if (r >= 0)
+                        r = report_run(d->ledger, &q, ret_result, ret_error);
+                if (r < 0)
+                        *ret_code = r == -EINVAL ? "bad-request" : "internal";
+                return r;
+        }
+        *ret_code = "unknown-command";
+        *ret_error = "unknown command (try: status, sources, report, rescan, tail, version)";
+        return -EINVAL;
+}
+
+/* ---- signals -------------------------------------------------------------- */
+
+static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
+{
+        struct daemon *d = u;
+        (void)s;
+        log_info("received %s, stopping", strsignal((int)si->ssi_signo));
+        sd_notify(0, "STOPPING=1");
+        sd_event_exit(d->event, 0);
+        return 0;
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
+{
+        struct daemon *d = u;
+        (void)s;
+        (void)si;
+        sd_notify(0, "RELOADING=1");
+        log_info("reloading: re-running discovery and reconciling");
+        (void)ingest_discover(d->ingest);
+        watch_roots(d);
+        (void)ingest_reconcile(d->ingest);
+        schedule_drain(d);
+        sd_notify(0, "READY=1");
+        return 0;
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+struct options {
+        bool once;
+        int level;
+        enum log_target target;
+        unsigned reconcile_sec;
+        const char *state_dir;
+        const char *socket;
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: agentmeterd [OPTIONS]\n"
+                "Meters what AI coding agents spend, into an LMDB ledger.\n\n"
+                "  --once                     ingest every source once, print a summary, exit\n"
+                "  -v, --verbose              log debug messages\n"
+                "  -q, --quiet                log warnings and errors only\n"
+                "      --log-target=auto|console|journal\n"
+                "      --reconcile-interval=SECONDS  full re-check period (default 60)\n"
+                "      --state-dir=DIR        ledger directory (default $STATE_DIRECTORY or\n"
+                "                             ${XDG_STATE_HOME:-~/.local/state}/agentmeterd)\n"
+                "      --socket=PATH          control socket (default $RUNTIME_DIRECTORY or\n"
+                "                             $XDG_RUNTIME_DIR/agentmeterd, control.sock)\n"
+                "      --version              print the version\n"
+                "  -h, --help                 this help\n"
+                "See agentmeterd(8).\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+        enum { OPT_ONCE = 256, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION };
+        static const struct option longopts[] = {
+                { "once", no_argument, NULL, OPT_ONCE },
+                { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "log-target", required_argument, NULL, OPT_TARGET },
+                { "reconcile-interval", required_argument, NULL, OPT_RECONCILE },
+                { "state-dir", required_argument, NULL, OPT_STATE },
+                { "socket", required_argument, NULL, OPT_SOCKET },
+                { "version", no_argument, NULL, OPT_VERSION },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        int c;
+        while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) >= 0) {
+                switch (c) {
+                case OPT_ONCE: o->once = true; break;
+                case 'v': o->level = LOG_DEBUG; break;
+                case 'q': o->level = LOG_WARNING; break;
+                case OPT_TARGET:
+                        if (log_target_parse(optarg, &o->target) < 0) {
+                                fprintf(stderr, "agentmeterd: bad --log-target '%s'\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case OPT_RECONCILE: {
+                        char *end;
+                        unsigned long v = strtoul(optarg, &end, 10);
+                        if (*end || v == 0 || v > 86400) {
+                                fprintf(stderr, "agentmeterd: bad --reconcile-interval '%s' (1..86400)\n", optarg);
+                                return 2;
+                        }
+                        o->reconcile_sec = (unsigned)v;
+                        break;
+                }
+                case OPT_STATE: o->state_dir = optarg; break;
+                case OPT_SOCKET: o->socket = optarg; break;
+                case OPT_VERSION: printf("agentmeterd %s\n", AM_VERSION); exit(0);
+                case 'h': usage(stdout); exit(0);
+                default: usage(stderr); return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "agentmeterd: unexpected argument '%s'\n", argv[optind]);
+                return 2;
+        }
+        return 0;
+}
+
+static int run_once(struct daemon *d)
+{
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int r = ingest_reconcile(d->ingest);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "scan failed");
+        while (ingest_run(d->ingest, UINT64_MAX) > 0)
+                ;
+        r = ledger_sync(d->ledger);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "ledger sync failed");
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        const struct tail_counters *c = ingest_counters(d->ingest);
+        uint64_t files = 0, errors = 0, not_source = 0;
+        for (size_t i = 0; registry_adapters[i]; i++) {
+                struct adapter_stats st;
+                ingest_adapter_stats(d->ingest, registry_adapters[i], &st);
+                files += st.files;
+                errors += st.errors;
+                not_source += st.not_source;
+        }
+        printf("agentmeterd: %llu files (%llu not transcripts, %llu unreadable), %llu bytes read, "
+               "%llu rows added (%llu already counted, %llu merged), %llu tool calls, %llu lines "
+               "(%llu malformed, %llu over-long skipped), %llu rewritten files re-read, %llu renames, "
+               "in %.3f s.\n",
+               (unsigned long long)files, (unsigned long long)not_source,
+               (unsigned long long)errors, (unsigned long long)c->bytes_read,
+               (unsigned long long)c->rows_added, (unsigned long long)c->rows_dup,
+               (unsigned long long)c->rows_merged, (unsigned long long)c->calls_added,
+               (unsigned long long)c->lines, (unsigned long long)c->malformed,
+               (unsigned long long)c->oversized, (unsigned long long)c->resets,
+               (unsigned long long)c->renames, secs);
+        return 0;
+}
+
+static int setup_live(struct daemon *d)
+{
+        struct watch_callbacks wcb = {
+                .on_event = on_watch_event, .on_lost = on_watch_lost,
+                .on_batch_done = on_watch_batch, .u = d,
+        };
+        struct control_handlers ch = { .handle = handle, .u = d };
+        char rundir[PATH_MAX];
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        r = sd_event_default(&d->event);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot create the event loop");
+        sd_event_add_signal(d->event, NULL, SIGTERM, on_term, d);
+        sd_event_add_signal(d->event, NULL, SIGINT, on_term, d);
+        sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d);
+        r = sd_event_set_watchdog(d->event, true);
+        if (r < 0)
+                log_errno(LOG_WARNING, r, "cannot set up the watchdog, going on without");
+
+        snprintf(rundir, sizeof(rundir), "%s", d->socket_path);
+        char *slash = strrchr(rundir, '/');
+        if (slash && slash != rundir) {
+                *slash = 0;
+                r = paths_mkdir_p(rundir, 0700);
+                if (r < 0)
+                        return log_errno(LOG_ERR, r, "cannot create %s", rundir);
+        }
+        r = control_new(d->event, d->socket_path, &ch, &d->control);
+        if (r == -EADDRINUSE) {
+                log_error("another agentmeterd is already answering on %s; not starting a second one",
+                          d->socket_path);
+                return r;
+        }
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot listen on %s", d->socket_path);
+
+        r = watch_new(d->event, &wcb, &d->watch);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot initialise inotify");
+        r = sd_event_add_defer(d->event, &d->drain, on_drain, d);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot add the drain source");
+        sd_event_source_set_priority(d->drain, SD_EVENT_PRIORITY_IDLE);
+        sd_event_source_set_enabled(d->drain, SD_EVENT_OFF);
+        r = sd_event_add_time_relative(d->event, &d->reconcile_timer, CLOCK_MONOTONIC,
+                                       d->reconcile_usec, 100000, on_reconcile, d);
+        if (r >= 0)
+                r = sd_event_add_time_relative(d->event, &d->sync_timer, CLOCK_MONOTONIC, SYNC_USEC,
+                                               100000, on_sync, d);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot add timers");
+
+        /* discovery and watches first, then READY; reading continues after */
+        watch_roots(d);
+        r = ingest_reconcile(d->ingest);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "initial scan failed");
+        schedule_drain(d);
+        sd_notify(0, "READY=1");
+        notify_progress(d, true);
+        log_info("agentmeterd %s ready: ledger %s, socket %s, %zu directories watched", AM_VERSION,
+                 ledger_path(d->ledger), d->socket_path, watch_count(d->watch));
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct options o = { .level = LOG_INFO, .target = LOG_TARGET_AUTO, .reconcile_sec = 60 };
+        struct daemon d = { .start_ms = now_ms() };
+        struct ingest_hooks hooks = { .on_dir = watch_dir_hook, .on_rows = on_rows, .u = &d };
+        int r;
+
+        r = parse_options(argc, argv, &o);
+        if (r)
+                return r;
+        if (o.once && o.target == LOG_TARGET_AUTO)
+                o.target = LOG_TARGET_CONSOLE;
+        log_setup(o.target, o.level);
+        d.reconcile_usec = (uint64_t)o.reconcile_sec * 1000000ULL;
+
+        if (o.state_dir)
+                snprintf(d.state_dir, sizeof(d.state_dir), "%s", o.state_dir);
+        else if ((r = paths_state_dir(d.state_dir, sizeof(d.state_dir))) < 0)
+                return log_errno(LOG_ERR, r, "cannot determine the state directory"), 1;
+        if (o.socket)
+                snprintf(d.socket_path, sizeof(d.socket_path), "%s", o.socket);
+        else if ((r = paths_socket(d.socket_path, sizeof(d.socket_path))) < 0)
+                return log_errno(LOG_ERR, r, "cannot determine the socket path"), 1;
+
+        r = paths_mkdir_p(d.state_dir, 0700);
+        if (r < 0) {
+                log_errno(LOG_ERR, r, "cannot create state directory %s", d.state_dir);
+                return 1;
+        }
+        r = ledger_open(d.state_dir, 0, &d.ledger);
+        if (r < 0) {
+                log_errno(LOG_ERR, r, "cannot open the ledger in %s%s%s", d.state_dir,
+                          ledger_open_error() ? ": " : "",
+                          ledger_open_error() ? ledger_open_error() : "");
+                return 1;
+        }
+        (void)status_record_install_env(d.ledger);
+        r = ingest_new(d.ledger, &registry_process_env, &hooks, &d.ingest);
+        if (r < 0) {
+                log_errno(LOG_ERR, r, "out of memory");
+                goto out;
+        }
+        r = ingest_discover(d.ingest);
+        if (r < 0)
+                goto out;
+
+        if (o.once) {
+                r = run_once(&d);
+                goto out;
+        }
+        r = setup_live(&d);
+        if (r < 0)
+                goto out;
+        r = sd_event_loop(d.event);
+        if (r < 0)
+                log_errno(LOG_ERR, r, "event loop failed");
+        (void)ledger_sync(d.ledger);
+        log_info("stopped; ledger synced");
+out:
+        if (d.event) {
+                sd_event_source_disable_unref(d.drain);
+                sd_event_source_disable_unref(d.reconcile_timer);
+                sd_event_source_disable_unref(d.sync_timer);
+        }
+        d.control = control_free(d.control);
+        d.watch = watch_free(d.watch);
+        d.ingest = ingest_free(d.ingest);
+        d.ledger = ledger_close(d.ledger);
+        d.event = sd_event_unref(d.event);
+        for (size_t i = 0; i < d.n_warnings; i++)
+                free(d.warnings[i]);
+        return r < 0 ? 1 : 0;
+}

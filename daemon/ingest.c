@@ -1,0 +1,501 @@
+/* Ingest engine: sources by path (hash table), a FIFO of sources to read,
+ * and the loop that hands each to tail_file/tail_db. Errors on one source
+ * are logged once, counted, and retried later with backoff; they never stop
+ * the others. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ingest.h"
+#include "log.h"
+#include "registry.h"
+#include "scan.h"
+
+#define MAX_ADAPTERS 8
+#define RETRY_MS 5000
+
+struct ingest {
+        struct ledger *ledger;
+        const struct discover_env *env;
+        struct ingest_hooks hooks;
+        struct root_list roots;
+        void *configs[MAX_ADAPTERS];
+        struct source_rec **buckets;
+        size_t nbuckets, n;
+        struct source_rec *qhead, *qtail;
+        struct tail_counters counters;
+        int64_t last_commit_ms;
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static size_t adapter_index(const struct adapter *a)
+{
+        for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++)
+                if (registry_adapters[i] == a)
+                        return i;
+        return 0;
+}
+
+static size_t path_hash(const char *s)
+{
+        size_t h = 1469598103934665603ULL;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        return h;
+}
+
+static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
+{
+        struct ingest *in = u;
+        in->last_commit_ms = now_ms();
+        if (in->hooks.on_rows)
+                in->hooks.on_rows(in->hooks.u, rows, outcomes, n);
+}
+
+int ingest_new(struct ledger *l, const struct discover_env *env, const struct ingest_hooks *hooks,
+               struct ingest **ret)
+{
+        struct ingest *in = calloc(1, sizeof(*in));
+        if (!in)
+                return -ENOMEM;
+        in->ledger = l;
+        in->env = env;
+        if (hooks)
+                in->hooks = *hooks;
+        in->nbuckets = 1024;
+        in->buckets = calloc(in->nbuckets, sizeof(*in->buckets));
+        if (!in->buckets) {
+                free(in);
+                return -ENOMEM;
+        }
+        *ret = in;
+        return 0;
+}
+
+static void free_configs(struct ingest *in)
+{
+        for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++) {
+                if (in->configs[i] && registry_adapters[i]->free_config)
+                        registry_adapters[i]->free_config(in->configs[i]);
+                in->configs[i] = NULL;
+        }
+}
+
+struct ingest *ingest_free(struct ingest *in)
+{
+        if (!in)
+                return NULL;
+        for (size_t b = 0; b < in->nbuckets; b++) {
+                struct source_rec *s = in->buckets[b];
+                while (s) {
+                        struct source_rec *next = s->hnext;
+                        free(s->path);
+                        free(s);
+                        s = next;
+                }
+        }
+        free(in->buckets);
+        free_configs(in);
+        root_list_free(&in->roots);
+        free(in);
+        return NULL;
+}
+
+static void log_root(const struct root *r)
+{
+        struct stat st;
+        bool exists = stat(r->path, &st) == 0 && S_ISDIR(st.st_mode);
+        const char *state = exists ? "" : " (does not exist yet)";
+
+        switch (r->reason) {
+        case ROOT_ENV:
+                log_full(LOG_INFO, r->adapter->id, r->path, 0, "root %s, moved by %s%s",
+                         r->label, r->env_var, state);
+                break;
+        case ROOT_CONFIG:
+        case ROOT_PROFILE:
+                log_full(LOG_INFO, r->adapter->id, r->path, 0, "root %s, from %s %s%s", r->label,
+                         root_reason_name(r->reason), r->detail, state);
+                break;
+        default:
+                log_full(LOG_INFO, r->adapter->id, r->path, 0, "root %s (default)%s", r->label,
+                         state);
+        }
+}
+
+int ingest_discover(struct ingest *in)
+{
+        struct root_list roots = {0};
+        int r;
+
+        r = registry_discover(in->env, &roots);
+        if (r < 0) {
+                root_list_free(&roots);
+                return log_errno(LOG_ERR, r, "discovery failed");
+        }
+        free_configs(in);
+        for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++) {
+                const struct adapter *a = registry_adapters[i];
+                const char *warning = NULL;
+                if (!a->load_config)
+                        continue;
+                r = a->load_config(in->env, &in->configs[i], &warning);
+                if (r < 0)
+                        log_full(LOG_WARNING, a->id, NULL, r,
+                                 "could not load configuration, using defaults");
+                if (warning)
+                        log_full(LOG_WARNING, a->id, NULL, 0, "%s; using defaults, going on",
+                                 warning);
+        }
+        /* sources keep pointing at root indexes: remap by path after swap */
+        root_list_free(&in->roots);
+        in->roots = roots;
+        for (size_t i = 0; i < in->roots.n; i++)
+                log_root(&in->roots.v[i]);
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
+                        int depth, cls;
+                        s->root_idx = (size_t)-1;
+                        for (size_t i = 0; i < in->roots.n; i++)
+                                if (in->roots.v[i].adapter == s->adapter &&
+                                    scan_classify(&in->roots.v[i], s->path, false, &depth, &cls) == 0) {
+                                        s->root_idx = i;
+                                        break;
+                                }
+                }
+        return 0;
+}
+
+const struct root_list *ingest_roots(const struct ingest *in)
+{
+        return &in->roots;
+}
+
+bool ingest_root_exists(const struct ingest *in, size_t i)
+{
+        struct stat st;
+        return i < in->roots.n && stat(in->roots.v[i].path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static struct source_rec *lookup(const struct ingest *in, const char *path)
+{
+        for (struct source_rec *s = in->buckets[path_hash(path) & (in->nbuckets - 1)]; s; s = s->hnext)
+                if (strcmp(s->path, path) == 0)
+                        return s;
+        return NULL;
+}
+
+static int rehash(struct ingest *in)
+{
+        size_t nb = in->nbuckets * 2;
+        struct source_rec **b = calloc(nb, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        for (size_t i = 0; i < in->nbuckets; i++) {
+                struct source_rec *s = in->buckets[i];
+                while (s) {
+                        struct source_rec *next = s->hnext;
+                        size_t h = path_hash(s->path) & (nb - 1);
+                        s->hnext = b[h];
+                        b[h] = s;
+                        s = next;
+                }
+        }
+        free(in->buckets);
+        in->buckets = b;
+        in->nbuckets = nb;
+        return 0;
+}
+
+static void enqueue(struct ingest *in, struct source_rec *s)
+{
+        if (s->queued)
+                return;
+        s->queued = true;
+        s->qnext = NULL;
+        if (in->qtail)
+                in->qtail->qnext = s;
+        else
+                in->qhead = s;
+        in->qtail = s;
+}
+
+static int add_source(struct ingest *in, const struct root *root, const char *path, int kind,
+                      struct source_rec **ret)
+{
+        struct source_rec *s = lookup(in, path);
+        if (s) {
+                s->seen = true;
+                *ret = s;
+                return 0;
+        }
+        if (in->n >= in->nbuckets && rehash(in) < 0)
+                return -ENOMEM;
+        s = calloc(1, sizeof(*s));
+        if (!s || !(s->path = strdup(path))) {
+                free(s);
+                return -ENOMEM;
+        }
+        s->adapter = root->adapter;
+        s->root_idx = (size_t)(root - in->roots.v);
+        s->kind = (uint8_t)kind;
+        s->seen = true;
+        size_t h = path_hash(path) & (in->nbuckets - 1);
+        s->hnext = in->buckets[h];
+        in->buckets[h] = s;
+        in->n++;
+        *ret = s;
+        return 0;
+}
+
+static int visit_source(void *u, const struct root *root, const char *path, int kind)
+{
+        struct ingest *in = u;
+        struct source_rec *s;
+        int r = add_source(in, root, path, kind, &s);
+        if (r < 0)
+                return r;
+        enqueue(in, s);
+        return 0;
+}
+
+static int visit_dir(void *u, const struct root *root, const char *path, int depth)
+{
+        struct ingest *in = u;
+        if (in->hooks.on_dir)
+                return in->hooks.on_dir(in->hooks.u, root, path, depth) < 0 ? 0 : 0;
+        return 0;
+}
+
+int ingest_reconcile(struct ingest *in)
+{
+        struct scan_visitor v = { .on_dir = visit_dir, .on_source = visit_source, .u = in };
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
+                        s->seen = false;
+                        enqueue(in, s); /* re-stat every known file */
+                }
+        for (size_t i = 0; i < in->roots.n; i++) {
+                int r = scan_root(&in->roots.v[i], &v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
+{
+        struct scan_visitor v = { .on_dir = visit_dir, .on_source = visit_source, .u = in };
+        int relevant = 0;
+
+        for (size_t i = 0; i < in->roots.n; i++) {
+                const struct root *root = &in->roots.v[i];
+                int depth, cls;
+                if (scan_classify(root, path, is_dir, &depth, &cls) < 0)
+                        continue;
+                if (is_dir && cls == CLASS_DESCEND) {
+                        int r = scan_dir(root, path, depth, &v);
+                        if (r < 0)
+                                return r;
+                        relevant = 1;
+                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB)) {
+                        int r = visit_source(in, root, path, cls);
+                        if (r < 0)
+                                return r;
+                        relevant = 1;
+                }
+        }
+        return relevant;
+}
+
+int ingest_queue_path(struct ingest *in, const char *path)
+{
+        struct source_rec *s = lookup(in, path);
+        if (!s)
+                return -ENOENT;
+        enqueue(in, s);
+        return 0;
+}
+
+bool ingest_pending(const struct ingest *in)
+{
+        return in->qhead != NULL;
+}
+
+static void note_error(struct ingest *in, struct source_rec *s, int err)
+{
+        (void)in;
+        if (err == s->last_error)
+                return; /* logged already */
+        s->last_error = err;
+        if (err == -ENOENT)
+                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source is gone; its rows stay in the ledger");
+        else
+                log_full(LOG_WARNING, s->adapter->id, s->path, err,
+                         "cannot read source, skipping it and going on (retried later)");
+}
+
+static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
+{
+        struct tail_ctx t = {
+                .ledger = in->ledger,
+                .limits = TAIL_LIMITS_DEFAULT,
+                .counters = &in->counters,
+                .on_rows = on_rows,
+                .u = in,
+        };
+        struct source_ctx ctx = {
+                .adapter = s->adapter,
+                .path = s->path,
+                .root_path = s->root_idx < in->roots.n ? in->roots.v[s->root_idx].path : "",
+                .config = in->configs[adapter_index(s->adapter)],
+                .source_hash = hash64(s->path, strlen(s->path)),
+        };
+        struct tail_outcome out;
+        int r;
+
+        t.limits.budget_bytes = budget;
+        if (stat(s->path, &ctx.st) < 0) {
+                note_error(in, s, -errno);
+                return 0;
+        }
+        r = s->kind == CLASS_DB ? tail_db(&t, &ctx, &out) : tail_file(&t, &ctx, &out);
+        if (r < 0) {
+                note_error(in, s, r);
+                s->retry_at_ms = now_ms() + RETRY_MS;
+                return 0;
+        }
+        if (s->last_error)
+                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
+        s->last_error = 0;
+        s->size = out.size;
+        s->offset = out.offset;
+        if (out.renamed)
+                log_full(LOG_INFO, s->adapter->id, s->path, 0,
+                         "renamed from %s: checkpoint kept, nothing re-read", out.renamed_from);
+        if (out.reset)
+                log_full(LOG_INFO, s->adapter->id, s->path, 0,
+                         "file was rewritten, truncated or replaced: reading it again from the "
+                         "start (already counted rows are not counted twice)");
+        s->not_source = r == TAIL_NOT_SOURCE;
+        return r == TAIL_MORE ? 1 : 0;
+}
+
+int ingest_run(struct ingest *in, uint64_t budget_bytes)
+{
+        uint64_t start = in->counters.bytes_read;
+        int64_t now = now_ms();
+        struct source_rec *deferred = NULL, *dtail = NULL;
+
+        while (in->qhead) {
+                struct source_rec *s = in->qhead;
+                in->qhead = s->qnext;
+                if (!in->qhead)
+                        in->qtail = NULL;
+                s->queued = false;
+                if (s->last_error && s->retry_at_ms > now) {
+                        /* keep it for the next slice after its backoff */
+                        s->qnext = NULL;
+                        if (dtail)
+                                dtail->qnext = s;
+                        else
+                                deferred = s;
+                        dtail = s;
+                        continue;
+                }
+                uint64_t used = in->counters.bytes_read - start;
+                int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1);
+                if (more)
+                        enqueue(in, s);
+                if (in->counters.bytes_read - start >= budget_bytes)
+                        break;
+        }
+        /* deferred sources wait for the next reconcile or event */
+        for (struct source_rec *s = deferred; s; s = s->qnext)
+                s->queued = false;
+        return in->qhead ? 1 : 0;
+}
+
+struct source_rec *ingest_sources_next(struct ingest *in, size_t *iter)
+{
+        /* iter encodes bucket index << 20 | position; simpler: walk buckets */
+        size_t b = *iter >> 20, pos = *iter & 0xfffff;
+        for (; b < in->nbuckets; b++, pos = 0) {
+                size_t k = 0;
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext, k++)
+                        if (k == pos) {
+                                *iter = (b << 20) | (pos + 1);
+                                return s;
+                        }
+        }
+        *iter = b << 20;
+        return NULL;
+}
+
+struct source_rec *ingest_sources_first(struct ingest *in, size_t *iter)
+{
+        *iter = 0;
+        return ingest_sources_next(in, iter);
+}
+
+const struct tail_counters *ingest_counters(const struct ingest *in)
+{
+        return &in->counters;
+}
+
+void ingest_progress(const struct ingest *in, uint64_t *ret_done, uint64_t *ret_known)
+{
+        uint64_t done = 0, known = 0;
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
+                        if (s->kind != CLASS_LINES)
+                                continue;
+                        struct stat st;
+                        uint64_t size = s->size;
+                        if (s->size == 0 && s->offset == 0 && stat(s->path, &st) == 0)
+                                size = (uint64_t)st.st_size;
+                        known += size;
+                        done += s->not_source ? size : (s->offset < size ? s->offset : size);
+                }
+        *ret_done = done;
+        *ret_known = known;
+}
+
+void ingest_adapter_stats(const struct ingest *in, const struct adapter *a, struct adapter_stats *ret)
+{
+        struct adapter_stats st = {0};
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
+                        if (s->adapter != a)
+                                continue;
+                        st.files++;
+                        if (s->last_error)
+                                st.errors++;
+                        if (s->not_source)
+                                st.not_source++;
+                }
+        *ret = st;
+}
+
+const void *ingest_adapter_config(const struct ingest *in, const struct adapter *a)
+{
+        return in->configs[adapter_index(a)];
+}
+
+struct ledger *ingest_ledger(const struct ingest *in)
+{
+        return in->ledger;
+}
+
+int64_t ingest_last_commit_ms(const struct ingest *in)
+{
+        return in->last_commit_ms;
+}

@@ -1,0 +1,77 @@
+/* The ingest engine: discovered roots, the table of known sources, and a
+ * queue of sources to read. --once drains the queue and exits; the live
+ * daemon feeds it from inotify and reconcile and drains it in slices. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adapter.h"
+#include "ledger.h"
+#include "tail.h"
+
+struct source_rec {
+        char *path;
+        const struct adapter *adapter;
+        size_t root_idx;
+        uint8_t kind;           /* CLASS_LINES or CLASS_DB */
+        bool queued;
+        bool seen;              /* found by the latest scan */
+        bool not_source;
+        int last_error;         /* negative errno of the last attempt, 0 if fine */
+        int64_t retry_at_ms;    /* don't try again before (errors) */
+        uint64_t size, offset;  /* as of the last read */
+        struct source_rec *hnext, *qnext;
+};
+
+struct adapter_stats {
+        uint64_t files, errors, not_source;
+};
+
+struct ingest;
+
+struct ingest_hooks {
+        /* a directory to watch (called by scans) */
+        int (*on_dir)(void *u, const struct root *root, const char *path, int depth);
+        /* after each commit */
+        tail_rows_fn on_rows;
+        void *u;
+};
+
+int ingest_new(struct ledger *l, const struct discover_env *env, const struct ingest_hooks *hooks,
+               struct ingest **ret);
+struct ingest *ingest_free(struct ingest *in);
+
+/* (Re)runs discovery and loads adapter configs; logs what moved each root. */
+int ingest_discover(struct ingest *in);
+const struct root_list *ingest_roots(const struct ingest *in);
+/* Root i: whether its path currently exists as a directory. */
+bool ingest_root_exists(const struct ingest *in, size_t i);
+
+/* Scans every root, adds new sources, queues every known source (a full
+ * reconcile: re-stat everything, read what changed). */
+int ingest_reconcile(struct ingest *in);
+
+/* A path an event named: a new directory under a root is scanned (and
+ * watched through on_dir); a file that classifies as a source is queued.
+ * Returns 1 when it was relevant, 0 when not. */
+int ingest_notice_path(struct ingest *in, const char *path, bool is_dir);
+
+/* Queues a known source by path (-ENOENT when unknown). */
+int ingest_queue_path(struct ingest *in, const char *path);
+
+/* Reads queued sources until the queue is empty (0) or budget_bytes are
+ * used (1: call again). */
+int ingest_run(struct ingest *in, uint64_t budget_bytes);
+bool ingest_pending(const struct ingest *in);
+
+/* Iteration and figures for status. */
+struct source_rec *ingest_sources_first(struct ingest *in, size_t *iter);
+struct source_rec *ingest_sources_next(struct ingest *in, size_t *iter);
+const struct tail_counters *ingest_counters(const struct ingest *in);
+void ingest_progress(const struct ingest *in, uint64_t *ret_done, uint64_t *ret_known);
+void ingest_adapter_stats(const struct ingest *in, const struct adapter *a,
+                          struct adapter_stats *ret);
+const void *ingest_adapter_config(const struct ingest *in, const struct adapter *a);
+struct ledger *ingest_ledger(const struct ingest *in);
+int64_t ingest_last_commit_ms(const struct ingest *in);

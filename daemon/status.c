@@ -1,0 +1,231 @@
+/* Building status/sources answers from the ingest engine and the ledger. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ingest.h"
+#include "ledger.h"
+#include "registry.h"
+#include "status.h"
+#include "timefmt.h"
+#include "watch.h"
+
+#define add(o, k, v) json_object_object_add((o), (k), (v))
+
+static json_object *time_or_null(int64_t ms)
+{
+        char b[32];
+        if (ms <= 0)
+                return NULL;
+        timefmt_format_utc(ms, b);
+        return json_object_new_string(b);
+}
+
+static json_object *str_or_null(const char *s)
+{
+        return s && *s ? json_object_new_string(s) : NULL;
+}
+
+bool status_var_from_install(const char *var)
+{
+        const char *list = getenv("AGENTMETER_INSTALL_VARS");
+        size_t n = strlen(var);
+        if (!list)
+                return false;
+        for (const char *p = list; *p;) {
+                size_t k = strcspn(p, ",");
+                if (k == n && strncmp(p, var, n) == 0)
+                        return true;
+                p += k;
+                if (*p == ',')
+                        p++;
+        }
+        return false;
+}
+
+int status_record_install_env(struct ledger *l)
+{
+        const char *vars = getenv("AGENTMETER_INSTALL_VARS");
+        const char *when = getenv("AGENTMETER_INSTALL_TIME");
+        json_object *rec, *vo;
+        int r;
+
+        if (!vars && !when)
+                return 0;
+        rec = json_object_new_object();
+        vo = json_object_new_object();
+        for (size_t i = 0; registry_env_vars[i]; i++) {
+                const char *v = getenv(registry_env_vars[i]);
+                if (v && status_var_from_install(registry_env_vars[i]))
+                        add(vo, registry_env_vars[i], json_object_new_string(v));
+        }
+        add(rec, "recorded_at", str_or_null(when));
+        add(rec, "vars", vo);
+        r = ledger_meta_set(l, "install_record", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+        json_object_put(rec);
+        return r;
+}
+
+static json_object *install_record(struct ledger *l)
+{
+        char buf[8192];
+        json_object *o = NULL;
+        if (ledger_meta_get(l, "install_record", buf, sizeof(buf)) == 0)
+                o = json_tokener_parse(buf);
+        if (!o) {
+                o = json_object_new_object();
+                add(o, "recorded_at", NULL);
+                add(o, "vars", json_object_new_object());
+        }
+        return o;
+}
+
+static json_object *harness_json(const struct status_info *si, const struct adapter *a)
+{
+        json_object *h = json_object_new_object(), *caps = json_object_new_object();
+        json_object *roots = json_object_new_array();
+        const struct root_list *rl = ingest_roots(si->ingest);
+        struct adapter_stats st;
+        uint64_t bytes = 0, lines = 0, malformed = 0, oversized = 0, rows = 0;
+        int64_t last = 0;
+        size_t it;
+
+        add(h, "id", json_object_new_string(a->id));
+        add(h, "name", json_object_new_string(a->display_name));
+        add(caps, "tokens", json_object_new_string(cap_tokens_name(a->caps.tokens)));
+        add(caps, "cost", json_object_new_string(cap_cost_name(a->caps.cost)));
+        add(caps, "activity", json_object_new_string(cap_activity_name(a->caps.activity)));
+        add(caps, "reasoning", json_object_new_string(cap_reasoning_name(a->caps.reasoning)));
+        add(h, "capabilities", caps);
+        for (size_t i = 0; i < rl->n; i++) {
+                const struct root *r = &rl->v[i];
+                if (r->adapter != a)
+                        continue;
+                json_object *ro = json_object_new_object();
+                add(ro, "path", json_object_new_string(r->path));
+                add(ro, "exists", json_object_new_boolean(ingest_root_exists(si->ingest, i)));
+                add(ro, "reason", json_object_new_string(root_reason_name(r->reason)));
+                add(ro, "env_var", r->reason == ROOT_ENV ? str_or_null(r->env_var) : NULL);
+                add(ro, "from_install_record",
+                    json_object_new_boolean(r->reason == ROOT_ENV && status_var_from_install(r->env_var)));
+                add(ro, "label", json_object_new_string(r->label));
+                add(ro, "detail", str_or_null(r->detail));
+                add(ro, "watched", json_object_new_boolean(si->watch && watch_has(si->watch, r->path)));
+                json_object_array_add(roots, ro);
+        }
+        add(h, "roots", roots);
+        ingest_adapter_stats(si->ingest, a, &st);
+        for (struct source_rec *s = ingest_sources_first(si->ingest, &it); s;
+             s = ingest_sources_next(si->ingest, &it)) {
+                struct checkpoint cp;
+                if (s->adapter != a || ledger_get_checkpoint(ingest_ledger(si->ingest), s->path, &cp) < 0)
+                        continue;
+                bytes += cp.bytes_read;
+                lines += cp.lines;
+                malformed += cp.malformed;
+                oversized += cp.oversized;
+                rows += cp.rows_added;
+                if (cp.last_commit_ms > last)
+                        last = cp.last_commit_ms;
+        }
+        add(h, "files", json_object_new_int64((int64_t)st.files));
+        add(h, "not_transcripts", json_object_new_int64((int64_t)st.not_source));
+        add(h, "bytes_read", json_object_new_int64((int64_t)bytes));
+        add(h, "lines", json_object_new_int64((int64_t)lines));
+        add(h, "malformed", json_object_new_int64((int64_t)malformed));
+        add(h, "oversized", json_object_new_int64((int64_t)oversized));
+        add(h, "rows", json_object_new_int64((int64_t)rows));
+        add(h, "errors", json_object_new_int64((int64_t)st.errors));
+        add(h, "last_commit", time_or_null(last));
+        return h;
+}
+
+int status_build(const struct status_info *si, struct json_object **ret)
+{
+        struct ledger *l = ingest_ledger(si->ingest);
+        struct ledger_stats ls = {0};
+        json_object *o = json_object_new_object(), *lo = json_object_new_object();
+        json_object *io = json_object_new_object(), *env = json_object_new_object();
+        json_object *hs = json_object_new_array(), *warn = json_object_new_array();
+        uint64_t done, known;
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        (void)ledger_get_stats(l, &ls);
+        add(o, "version", json_object_new_string(AM_VERSION));
+        add(o, "pid", json_object_new_int((int)getpid()));
+        add(o, "uptime_s", json_object_new_int64((now - si->start_ms) / 1000));
+        add(o, "state_dir", json_object_new_string(si->state_dir));
+        add(o, "socket", json_object_new_string(si->socket_path));
+        add(lo, "path", json_object_new_string(ledger_path(l)));
+        add(lo, "bytes", json_object_new_int64((int64_t)ls.file_bytes));
+        add(lo, "rows", json_object_new_int64((int64_t)ls.rows));
+        add(lo, "sessions", json_object_new_int64((int64_t)ls.sessions));
+        add(lo, "sources", json_object_new_int64((int64_t)ls.sources));
+        add(lo, "calls", json_object_new_int64((int64_t)ls.calls));
+        add(o, "ledger", lo);
+        ingest_progress(si->ingest, &done, &known);
+        add(io, "bytes_done", json_object_new_int64((int64_t)done));
+        add(io, "bytes_known", json_object_new_int64((int64_t)known));
+        add(io, "initial_scan_done", json_object_new_boolean(si->initial_scan_done));
+        {
+                size_t it, n = 0;
+                for (struct source_rec *s = ingest_sources_first(si->ingest, &it); s;
+                     s = ingest_sources_next(si->ingest, &it))
+                        n++;
+                add(io, "files", json_object_new_int64((int64_t)n));
+        }
+        add(io, "watches", json_object_new_int64(si->watch ? (int64_t)watch_count(si->watch) : 0));
+        add(o, "ingest", io);
+        add(o, "last_commit", time_or_null(ingest_last_commit_ms(si->ingest)));
+        add(o, "install_record", install_record(l));
+        for (size_t i = 0; registry_env_vars[i]; i++) {
+                const char *v = getenv(registry_env_vars[i]);
+                if (v && *v)
+                        add(env, registry_env_vars[i], json_object_new_string(v));
+        }
+        add(o, "env", env);
+        for (size_t i = 0; registry_adapters[i]; i++)
+                json_object_array_add(hs, harness_json(si, registry_adapters[i]));
+        add(o, "harnesses", hs);
+        for (size_t i = 0; si->warnings && si->warnings[i]; i++)
+                json_object_array_add(warn, json_object_new_string(si->warnings[i]));
+        add(o, "warnings", warn);
+        *ret = o;
+        return 0;
+}
+
+int sources_build(struct ingest *in, struct json_object **ret)
+{
+        json_object *o = json_object_new_object(), *arr = json_object_new_array();
+        size_t it;
+        for (struct source_rec *s = ingest_sources_first(in, &it); s; s = ingest_sources_next(in, &it)) {
+                struct checkpoint cp = {0};
+                bool have = ledger_get_checkpoint(ingest_ledger(in), s->path, &cp) == 0;
+                json_object *so = json_object_new_object();
+                add(so, "path", json_object_new_string(s->path));
+                add(so, "harness", json_object_new_string(s->adapter->id));
+                add(so, "kind", json_object_new_string(s->kind == CLASS_DB ? "db" : "lines"));
+                add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
+                add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
+                add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));
+                add(so, "lines", json_object_new_int64((int64_t)cp.lines));
+                add(so, "malformed", json_object_new_int64((int64_t)cp.malformed));
+                add(so, "oversized", json_object_new_int64((int64_t)cp.oversized));
+                add(so, "rows_added", json_object_new_int64((int64_t)cp.rows_added));
+                add(so, "resets", json_object_new_int64((int64_t)cp.resets));
+                add(so, "not_transcript", json_object_new_boolean(s->not_source));
+                add(so, "last_commit", time_or_null(cp.last_commit_ms));
+                add(so, "error", s->last_error ? json_object_new_string(strerror(-s->last_error)) : NULL);
+                json_object_array_add(arr, so);
+        }
+        add(o, "sources", arr);
+        *ret = o;
+        return 0;
+}

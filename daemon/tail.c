@@ -1,0 +1,552 @@
+/* Tail-reading one source from its checkpoint. The offset only ever moves to
+ * the byte after a newline, and only together with the rows of the lines
+ * before it (one ledger transaction), so a crash at any point re-reads at
+ * most the uncommitted lines and the content keys make that harmless. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lines.h"
+#include "tail.h"
+
+#define HEAD_MAX   1024u
+#define MARKER_MAX 64u
+#define CHUNK      (1u << 20)
+
+struct reader {
+        struct tail_ctx *t;
+        const struct source_ctx *src;
+        int fd;
+        struct stat st;
+        struct checkpoint cp;
+        struct parse_state ps;
+        struct row_batch batch;
+        uint8_t *outcomes;
+        size_t outcomes_cap;
+        char *buf;
+        size_t cap, len;
+        uint64_t buf_off;       /* file offset of buf[0] */
+        bool skipping;          /* inside an over-long line */
+        uint8_t win[MARKER_MAX];/* the bytes just before cp.offset */
+        size_t win_len;
+        uint64_t committed_off; /* cp.offset at the last commit */
+        uint64_t read_since_commit;
+        uint64_t lines_since, malformed_since, oversized_since;
+        bool dirty;             /* something to commit even without rows */
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+        return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+static int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *ret_n)
+{
+        size_t got = 0;
+        while (got < n) {
+                ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        *ret_n = got;
+        return 0;
+}
+
+/* Fingerprint of the file's start: up to and including the first newline,
+ * at most HEAD_MAX bytes. */
+static int head_compute(int fd, uint32_t *ret_len, uint64_t *ret_hash)
+{
+        char b[HEAD_MAX];
+        size_t n;
+        int r = pread_full(fd, b, sizeof(b), 0, &n);
+        if (r < 0)
+                return r;
+        char *nl = memchr(b, '\n', n);
+        if (nl)
+                n = (size_t)(nl - b) + 1;
+        *ret_len = (uint32_t)n;
+        *ret_hash = n ? hash64(b, n) : 0;
+        return 0;
+}
+
+/* 1 when the first len bytes hash to hash, 0 when not (or shorter). */
+static int bytes_match(int fd, uint64_t off, uint32_t len, uint64_t hash)
+{
+        char b[HEAD_MAX];
+        size_t n;
+        if (len == 0)
+                return 1;
+        if (len > sizeof(b) || pread_full(fd, b, len, off, &n) < 0 || n != len)
+                return 0;
+        return hash64(b, n) == hash;
+}
+
+static void win_push(struct reader *rd, const char *p, size_t n)
+{
+        if (n >= MARKER_MAX) {
+                memcpy(rd->win, p + n - MARKER_MAX, MARKER_MAX);
+                rd->win_len = MARKER_MAX;
+                return;
+        }
+        size_t keep = rd->win_len + n > MARKER_MAX ? MARKER_MAX - n : rd->win_len;
+        memmove(rd->win, rd->win + rd->win_len - keep, keep);
+        memcpy(rd->win + keep, p, n);
+        rd->win_len = keep + n;
+}
+
+static void checkpoint_reset(struct checkpoint *cp, const struct stat *st)
+{
+        cp->offset = 0;
+        cp->head_len = 0;
+        cp->head_hash = 0;
+        cp->marker_len = 0;
+        cp->marker_hash = 0;
+        cp->state_len = 0;
+        cp->dev = st->st_dev;
+        cp->ino = st->st_ino;
+        cp->resets++;
+}
+
+static void fresh_checkpoint(struct checkpoint *cp, const struct source_ctx *src,
+                             const struct stat *st, uint8_t kind)
+{
+        memset(cp, 0, sizeof(*cp));
+        cp->kind = kind;
+        row_set_str(cp->tool, sizeof(cp->tool), src->adapter->id, strlen(src->adapter->id));
+        cp->dev = st->st_dev;
+        cp->ino = st->st_ino;
+}
+
+static int commit(struct reader *rd)
+{
+        struct tail_ctx *t = rd->t;
+        struct checkpoint *cp = &rd->cp;
+        struct commit_result res = {0};
+        size_t slen;
+        int r;
+
+        if (rd->batch.n > rd->outcomes_cap) {
+                uint8_t *o = realloc(rd->outcomes, rd->batch.n);
+                if (!o)
+                        return -ENOMEM;
+                rd->outcomes = o;
+                rd->outcomes_cap = rd->batch.n;
+        }
+        if (fstat(rd->fd, &rd->st) == 0) {
+                cp->size = (uint64_t)rd->st.st_size;
+                cp->mtime_ns = mtime_ns(&rd->st);
+        }
+        if (cp->head_len < HEAD_MAX) {
+                r = head_compute(rd->fd, &cp->head_len, &cp->head_hash);
+                if (r < 0)
+                        return r;
+        }
+        cp->marker_len = (uint32_t)rd->win_len;
+        cp->marker_hash = rd->win_len ? hash64(rd->win, rd->win_len) : 0;
+        r = parse_state_encode(&rd->ps, cp->state, sizeof(cp->state), &slen);
+        if (r < 0)
+                return r;
+        cp->state_len = (uint32_t)slen;
+        cp->bytes_read += rd->read_since_commit;
+        cp->lines += rd->lines_since;
+        cp->malformed += rd->malformed_since;
+        cp->oversized += rd->oversized_since;
+        cp->last_commit_ms = now_ms();
+
+        struct commit_batch b = {
+                .source_path = rd->src->path,
+                .cp = cp,
+                .rows = rd->batch.rows,
+                .n_rows = rd->batch.n,
+                .ret_outcomes = rd->outcomes,
+        };
+        r = ledger_commit(t->ledger, &b, &res);
+        if (r < 0) {
+                /* nothing was written: undo the counters we folded in */
+                cp->bytes_read -= rd->read_since_commit;
+                cp->lines -= rd->lines_since;
+                cp->malformed -= rd->malformed_since;
+                cp->oversized -= rd->oversized_since;
+                return r;
+        }
+        cp->rows_added += res.added;
+        if (t->counters) {
+                t->counters->bytes_read += rd->read_since_commit;
+                t->counters->lines += rd->lines_since;
+                t->counters->malformed += rd->malformed_since;
+                t->counters->oversized += rd->oversized_since;
+                t->counters->rows_added += res.added;
+                t->counters->rows_dup += res.dup;
+                t->counters->rows_merged += res.merged;
+                t->counters->calls_added += res.calls_added;
+                t->counters->commits++;
+        }
+        if (t->on_rows && rd->batch.n)
+                t->on_rows(t->u, rd->batch.rows, rd->outcomes, rd->batch.n);
+        rd->read_since_commit = rd->lines_since = rd->malformed_since = rd->oversized_since = 0;
+        rd->committed_off = cp->offset;
+        rd->dirty = false;
+        row_batch_clear(&rd->batch);
+        return 0;
+}
+
+static int handle_line(struct reader *rd, const char *line, size_t len)
+{
+        const char *s;
+        size_t n = lines_trim(line, len, &s);
+        int r;
+
+        if (n == 0)
+                return 0; /* blank line (pi's torn-tail repair writes a bare "\n") */
+        rd->lines_since++;
+        r = rd->src->adapter->parse_line(rd->src, &rd->ps, s, n, &rd->batch);
+        if (r < 0)
+                return r;
+        if (r == PARSE_MALFORMED)
+                rd->malformed_since++;
+        else if (r == PARSE_NOT_SOURCE)
+                rd->ps.flags |= PS_NOT_SOURCE;
+        return 0;
+}
+
+/* An unterminated last line that is complete JSON is counted now (a crashed
+ * session's last call was spent), without moving the offset and without
+ * keeping the state it implies: the line is parsed again once its newline
+ * arrives, and its content key makes that harmless. */
+static int handle_partial(struct reader *rd)
+{
+        const char *s;
+        size_t n = lines_trim(rd->buf, rd->len, &s);
+        struct parse_state copy = rd->ps;
+
+        if (n == 0 || !lines_is_complete_json(s, n))
+                return 0;
+        int r = rd->src->adapter->parse_line(rd->src, &copy, s, n, &rd->batch);
+        return r < 0 ? r : 0;
+}
+
+static int grow(struct reader *rd)
+{
+        size_t limit = rd->t->limits.max_line + 1;
+        size_t ncap = rd->cap ? rd->cap * 2 : CHUNK;
+        if (rd->cap >= limit)
+                return 0; /* full: caller switches to skipping */
+        if (ncap > limit)
+                ncap = limit;
+        char *nb = realloc(rd->buf, ncap);
+        if (!nb)
+                return -ENOMEM;
+        rd->buf = nb;
+        rd->cap = ncap;
+        return 1;
+}
+
+static int read_lines(struct reader *rd, uint64_t *io_budget)
+{
+        const struct tail_limits *lim = &rd->t->limits;
+        int r;
+
+        rd->buf_off = rd->cp.offset;
+        rd->len = 0;
+        for (;;) {
+                if (rd->len == rd->cap) {
+                        r = grow(rd);
+                        if (r < 0)
+                                return r;
+                        if (r == 0) {
+                                /* a line longer than max_line: drop what we
+                                 * hold and skip to its newline */
+                                rd->skipping = true;
+                                rd->buf_off += rd->len;
+                                rd->len = 0;
+                        }
+                }
+                size_t want = rd->cap - rd->len;
+                ssize_t k = pread(rd->fd, rd->buf + rd->len, want, (off_t)(rd->buf_off + rd->len));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                rd->len += (size_t)k;
+                rd->read_since_commit += (uint64_t)k;
+
+                char *p = rd->buf, *end = rd->buf + rd->len, *nl;
+                while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+                        if (rd->skipping) {
+                                rd->skipping = false;
+                                rd->oversized_since++;
+                                rd->lines_since++;
+                        } else {
+                                r = handle_line(rd, p, (size_t)(nl - p));
+                                if (r < 0)
+                                        return r;
+                        }
+                        win_push(rd, p, (size_t)(nl - p) + 1);
+                        p = nl + 1;
+                        rd->cp.offset = rd->buf_off + (uint64_t)(p - rd->buf);
+                        rd->dirty = true;
+                        if (rd->ps.flags & PS_NOT_SOURCE)
+                                return TAIL_NOT_SOURCE;
+                        if (rd->batch.n >= lim->commit_rows ||
+                            rd->cp.offset - rd->committed_off >= lim->commit_bytes) {
+                                r = commit(rd);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                size_t used = (size_t)(p - rd->buf);
+                if (rd->skipping) {
+                        /* the skipped line's bytes still end at a later
+                         * newline; the marker window must hold its tail */
+                        win_push(rd, p, rd->len - used);
+                        rd->buf_off += rd->len;
+                        rd->len = 0;
+                } else {
+                        memmove(rd->buf, p, rd->len - used);
+                        rd->buf_off += used;
+                        rd->len -= used;
+                }
+                /* the budget bounds work per call, but an over-long line is
+                 * skipped in one go: its start is not a resumable offset */
+                if (!rd->skipping && *io_budget <= (uint64_t)k) {
+                        *io_budget = 0;
+                        return TAIL_MORE;
+                }
+                *io_budget -= *io_budget < (uint64_t)k ? *io_budget : (uint64_t)k;
+        }
+        if (!rd->skipping && rd->len > 0) {
+                r = handle_partial(rd);
+                if (r < 0)
+                        return r;
+        }
+        return TAIL_DONE;
+}
+
+static void reader_free(struct reader *rd)
+{
+        if (rd->fd >= 0)
+                close(rd->fd);
+        free(rd->buf);
+        free(rd->outcomes);
+        row_batch_free(&rd->batch);
+}
+
+/* A path we have no checkpoint for may be a known file renamed (OpenClaw's
+ * .reset/.deleted archives): same (dev, ino), same head, and the old name
+ * no longer points at it. Then the checkpoint moves with it. */
+static int adopt_renamed(struct reader *rd, struct tail_outcome *out)
+{
+        char old[PATH_MAX];
+        struct checkpoint ocp;
+        struct stat ost;
+        int r;
+
+        r = ledger_find_identity(rd->t->ledger, rd->st.st_dev, rd->st.st_ino, old, sizeof(old));
+        if (r < 0 || strcmp(old, rd->src->path) == 0)
+                return 0;
+        if (ledger_get_checkpoint(rd->t->ledger, old, &ocp) < 0)
+                return 0;
+        if (ocp.dev != (uint64_t)rd->st.st_dev || ocp.ino != (uint64_t)rd->st.st_ino)
+                return 0;
+        if (stat(old, &ost) == 0 && ost.st_dev == rd->st.st_dev && ost.st_ino == rd->st.st_ino)
+                return 0; /* a hard link: both names stay; content keys dedup */
+        if (!bytes_match(rd->fd, 0, ocp.head_len, ocp.head_hash))
+                return 0;
+        r = ledger_move_checkpoint(rd->t->ledger, old, rd->src->path);
+        if (r < 0)
+                return r;
+        rd->cp = ocp;
+        out->renamed = 1;
+        row_set_str(out->renamed_from, sizeof(out->renamed_from), old, strlen(old));
+        if (rd->t->counters)
+                rd->t->counters->renames++;
+        return 1;
+}
+
+static int open_source(const struct source_ctx *src, int *ret_fd, struct stat *ret_st)
+{
+        int fd = open(src->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, ret_st) < 0) {
+                int e = -errno;
+                close(fd);
+                return e;
+        }
+        if (!S_ISREG(ret_st->st_mode)) {
+                close(fd);
+                return S_ISDIR(ret_st->st_mode) ? -EISDIR : -EINVAL;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
+{
+        struct reader rd = { .t = t, .src = src, .fd = -1 };
+        struct tail_outcome out = {0};
+        uint64_t budget = t->limits.budget_bytes;
+        bool reset = false;
+        int r;
+
+        r = open_source(src, &rd.fd, &rd.st);
+        if (r < 0)
+                return r;
+
+        r = ledger_get_checkpoint(t->ledger, src->path, &rd.cp);
+        if (r == -ENOENT) {
+                r = adopt_renamed(&rd, &out);
+                if (r < 0)
+                        goto finish;
+                if (r == 0) {
+                        fresh_checkpoint(&rd.cp, src, &rd.st, SOURCE_LINES);
+                        rd.dirty = true;
+                }
+        } else if (r < 0) {
+                goto finish;
+        }
+
+        /* identity: same inode, not shorter than what we consumed, same
+         * first line, same bytes before the offset */
+        if (rd.cp.dev != (uint64_t)rd.st.st_dev || rd.cp.ino != (uint64_t)rd.st.st_ino ||
+            (uint64_t)rd.st.st_size < rd.cp.offset ||
+            !bytes_match(rd.fd, 0, rd.cp.head_len, rd.cp.head_hash) ||
+            (rd.cp.marker_len &&
+             !bytes_match(rd.fd, rd.cp.offset - rd.cp.marker_len, rd.cp.marker_len,
+                          rd.cp.marker_hash))) {
+                checkpoint_reset(&rd.cp, &rd.st);
+                reset = true;
+                rd.dirty = true;
+                if (t->counters)
+                        t->counters->resets++;
+        }
+        if (rd.cp.state_len) {
+                r = parse_state_decode(rd.cp.state, rd.cp.state_len, &rd.ps);
+                if (r < 0) {
+                        /* unreadable state: start the file over */
+                        checkpoint_reset(&rd.cp, &rd.st);
+                        memset(&rd.ps, 0, sizeof(rd.ps));
+                        reset = true;
+                        rd.dirty = true;
+                }
+        }
+        out.reset = reset;
+        rd.committed_off = rd.cp.offset;
+        if (rd.cp.marker_len) {
+                size_t n;
+                r = pread_full(rd.fd, rd.win, rd.cp.marker_len, rd.cp.offset - rd.cp.marker_len, &n);
+                if (r < 0)
+                        goto finish;
+                rd.win_len = n;
+        }
+
+        if (rd.ps.flags & PS_NOT_SOURCE) {
+                r = TAIL_NOT_SOURCE;
+                if (rd.dirty || out.renamed)
+                        r = commit(&rd) < 0 ? r : TAIL_NOT_SOURCE;
+                goto finish;
+        }
+        if ((uint64_t)rd.st.st_size == rd.cp.offset && !rd.dirty && !out.renamed) {
+                /* nothing new; record a changed mtime only */
+                if (mtime_ns(&rd.st) != rd.cp.mtime_ns)
+                        r = commit(&rd);
+                else
+                        r = 0;
+                r = r < 0 ? r : TAIL_DONE;
+                goto finish;
+        }
+
+        r = read_lines(&rd, &budget);
+        if (r < 0)
+                goto finish;
+        {
+                int r2 = commit(&rd);
+                if (r2 < 0)
+                        r = r2;
+        }
+finish:
+        out.size = (uint64_t)rd.st.st_size;
+        out.offset = rd.cp.offset;
+        if (ret_outcome)
+                *ret_outcome = out;
+        reader_free(&rd);
+        return r;
+}
+
+int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
+{
+        struct reader rd = { .t = t, .src = src, .fd = -1 };
+        struct tail_outcome out = {0};
+        size_t budget_rows = t->limits.commit_rows * 16;
+        int r;
+
+        if (!src->adapter->collect_db)
+                return -EINVAL;
+        r = open_source(src, &rd.fd, &rd.st);
+        if (r < 0)
+                return r;
+        r = ledger_get_checkpoint(t->ledger, src->path, &rd.cp);
+        if (r == -ENOENT) {
+                fresh_checkpoint(&rd.cp, src, &rd.st, SOURCE_DB);
+        } else if (r < 0) {
+                goto finish;
+        } else if (rd.cp.dev != (uint64_t)rd.st.st_dev || rd.cp.ino != (uint64_t)rd.st.st_ino) {
+                checkpoint_reset(&rd.cp, &rd.st); /* a different database file */
+                out.reset = 1;
+        }
+        if (rd.cp.state_len && parse_state_decode(rd.cp.state, rd.cp.state_len, &rd.ps) < 0)
+                memset(&rd.ps, 0, sizeof(rd.ps));
+        rd.cp.marker_len = 0;
+        rd.cp.head_len = HEAD_MAX; /* no fingerprint for databases */
+        for (;;) {
+                uint64_t wm = rd.cp.offset;
+                r = src->adapter->collect_db(src, &rd.ps, &wm, t->limits.commit_rows, &rd.batch);
+                if (r < 0) {
+                        row_batch_clear(&rd.batch);
+                        goto finish;
+                }
+                rd.cp.offset = wm;
+                int more = r;
+                size_t n = rd.batch.n;
+                r = commit(&rd);
+                if (r < 0)
+                        goto finish;
+                if (!more) {
+                        r = TAIL_DONE;
+                        break;
+                }
+                if (n >= budget_rows) {
+                        r = TAIL_MORE;
+                        break;
+                }
+                budget_rows -= n;
+        }
+finish:
+        out.size = (uint64_t)rd.st.st_size;
+        out.offset = rd.cp.offset;
+        if (ret_outcome)
+                *ret_outcome = out;
+        reader_free(&rd);
+        return r;
+}

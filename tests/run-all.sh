@@ -1,0 +1,33 @@
+#!/bin/bash
+# Runs the whole suite as one prove run: unit tests and system tests under
+# the normal build and under the ASan/UBSan build, then the real
+# systemd --user tests. Usage: tests/run-all.sh BUILD ASAN_BUILD
+set -u
+cd "$(dirname "$0")/.."
+build=${1:-build}
+asan=${2:-build-asan}
+list=()
+for b in "$build" "$asan"; do
+	[ -d "$b" ] || continue
+	mkdir -p "$b/system"
+	rm -f "$b/system"/*.t
+	for t in tests/system/*.t; do
+		ln -sf "../../$t" "$b/system/$(basename "$t")"
+	done
+	for t in "$b"/tests/test-*; do [ -x "$t" ] && list+=("$t"); done
+	for t in "$b"/system/*.t; do list+=("$t"); done
+done
+[ -x tests/systemd/run.t ] && list+=(tests/systemd/run.t)
+export AM_SRCDIR=$PWD
+log=$(mktemp)
+prove --exec '' --timer "${list[@]}" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+# A plain closing line for CI, counting test programs.
+total=${#list[@]}
+failed=$(grep -cE '^[^ ]+ \.+.*(Failed|Dubious|No plan)|^[^ ]+ \(Wstat' "$log")
+bad=$(sed -n 's/^Failed \([0-9]*\)\/\([0-9]*\) test programs.*/\1/p' "$log" | tail -1)
+[ -n "$bad" ] && failed=$bad
+[ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+rm -f "$log"
+echo "$((total - failed)) passed, $failed failed"
+exit "$rc"

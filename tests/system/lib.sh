@@ -1,0 +1,106 @@
+# Shared helpers for the system tests: TAP output, an isolated HOME/XDG
+# environment per test, starting and stopping the real daemon, polling.
+# Sourced by tests/system/*.t; AM_BUILD names the build directory whose
+# binaries are under test (derived from where the test is run from).
+
+set -u
+: "${AM_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+if [ -z "${AM_BUILD:-}" ]; then
+	# run as $BUILD/system/x.t (a link made by tests/run-all.sh) or directly
+	here=$(cd "$(dirname "$0")" && pwd)
+	if [ -x "$here/../agentmeterd" ]; then AM_BUILD=$(cd "$here/.." && pwd); else AM_BUILD=$AM_SRCDIR/build; fi
+fi
+: "${AM_SAMPLES:=$AM_SRCDIR/../shared/samples}"
+export AM_SRCDIR AM_BUILD AM_SAMPLES
+D=$AM_BUILD/agentmeterd
+C=$AM_BUILD/agentmeterctl
+FIX=$AM_SRCDIR/fixtures
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+T_N=0
+T_FAIL=0
+ok() { # ok COND_STATUS DESCRIPTION
+	T_N=$((T_N + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $T_N - $2"; else echo "not ok $T_N - $2"; T_FAIL=$((T_FAIL + 1)); fi
+}
+check() { # check DESCRIPTION CMD...
+	local d=$1; shift
+	if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
+}
+is() { # is GOT EXPECTED DESCRIPTION
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1', expected '$2'"; fi
+}
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+skip() { T_N=$((T_N + 1)); echo "ok $T_N # SKIP $*"; }
+diag() { echo "# $*"; }
+done_testing() { echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]; exit $?; }
+
+# A fresh, private environment: nothing of the real user leaks in.
+new_env() {
+	T=$(mktemp -d /tmp/amsys.XXXXXX)
+	chmod 755 "$T"
+	export HOME=$T/home XDG_STATE_HOME=$T/state XDG_RUNTIME_DIR=$T/run XDG_CONFIG_HOME=$T/config
+	mkdir -p "$HOME" "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME"
+	chmod 700 "$XDG_RUNTIME_DIR"
+	unset PI_CODING_AGENT_DIR PI_CODING_AGENT_SESSION_DIR OPENCLAW_STATE_DIR OPENCLAW_HOME \
+		OPENCLAW_PROFILE OPENCLAW_CONFIG_PATH OPENCLAW_AGENT_DIR PICOCLAW_HOME PICOCLAW_CONFIG \
+		PICOCLAW_AGENTS_DEFAULTS_WORKSPACE STATE_DIRECTORY RUNTIME_DIRECTORY \
+		AGENTMETER_INSTALL_VARS AGENTMETER_INSTALL_TIME JOURNAL_STREAM NOTIFY_SOCKET WATCHDOG_USEC
+	export AGENTMETER_LOG_CONSOLE=1
+	trap 'cleanup_env' EXIT
+}
+cleanup_env() {
+	stop_daemon >/dev/null 2>&1
+	[ -n "${KEEP:-}" ] || rm -rf "$T" 2>/dev/null
+}
+
+# use_test_user: as root, run the binaries as an unprivileged user, so
+# permission checks mean something (root reads everything).
+RUN=()
+use_test_user() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	id amtestsys >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys
+	local u; u=$(id -u amtestsys)
+	chown -R "$u:$u" "$T"
+	RUN=(setpriv --reuid="$u" --regid="$u" --clear-groups env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" XDG_CONFIG_HOME="$XDG_CONFIG_HOME")
+	AS_USER=amtestsys
+}
+# start_daemon [ARGS...]: runs agentmeterd in the background, waits for its socket.
+start_daemon() {
+	"${RUN[@]}" "$D" --log-target=console "$@" >>"$T/daemon.log" 2>&1 &
+	DPID=$!
+	local i
+	for i in $(seq 200); do
+		[ -S "$XDG_RUNTIME_DIR/agentmeterd/control.sock" ] && "${RUN[@]}" "$C" version >/dev/null 2>&1 && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "# daemon did not come up; log:"; sed 's/^/#   /' "$T/daemon.log"
+	return 1
+}
+stop_daemon() {
+	[ -n "${DPID:-}" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	wait "$DPID"
+	local rc=$?
+	DPID=
+	return $rc
+}
+# wait_until SECONDS CMD...: polls CMD every 20 ms until it succeeds.
+wait_until() {
+	local limit=$1; shift
+	local end=$(( $(date +%s%N) + limit * 1000000000 ))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.02
+	done
+	return 1
+}
+# totals FIELD: a field of `report daily --json` totals ("null" when null)
+totals() {
+	"${RUN[@]}" "$C" report daily --json 2>/dev/null | jq -r ".totals.$1"
+}
+totals_line() {
+	"${RUN[@]}" "$C" report daily --json 2>/dev/null | jq -c '.totals | [.events, .input_tokens, .output_tokens, .cache_read_tokens, .cache_write_tokens, .total_tokens, .cost_usd]'
+}

@@ -1,0 +1,112 @@
+#!/bin/bash
+# agentmeterd --once on generated pi sessions: exact totals, idempotent
+# re-runs, tail reads of only the new bytes, forks, torn lines, rewrites,
+# and garbage files that never stop a run.
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+new_env
+GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
+S=$HOME/.pi/agent/sessions
+
+once() { "$D" --once 2>>"$T/once.err"; }
+field() { sed -n "s/.*[ (]\([0-9][0-9]*\) $1.*/\1/p" <<<"$2"; }
+expect_totals() { # expect_totals GEN_JSON DESCRIPTION
+	local want got
+	want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_micro/1e6)]' <<<"$1")
+	got=$(totals_line)
+	is "$got" "$want" "$2"
+}
+sum_json() { jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_micro: (map(.cost_micro)|add), calls: (map(.calls)|add)}'; }
+
+g1=$($GEN corpus "$S" --files 20 --mb 2 --seed 7)
+out=$(once); rc=$?
+is "$rc" 0 "first --once exits 0"
+diag "$out"
+expect_totals "$g1" "totals equal the generator's after the first run"
+is "$(field 'rows added' "$out")" "$(jq .events <<<"$g1")" "summary counts every row added"
+is "$(jq .tool_calls <<<"$("$C" report daily --json | jq .totals)")" "$(jq .calls <<<"$g1")" "tool calls recorded"
+
+out=$(once)
+is "$(field 'rows added' "$out")" 0 "second --once adds 0 rows"
+is "$(field 'bytes read' "$out")" 0 "second --once reads no old bytes"
+
+f=$(ls "$S"/*/*.jsonl | head -1)
+before=$(stat -c %s "$f")
+g2=$($GEN append "$f" --calls 5 --seed 99 --small)
+after=$(stat -c %s "$f")
+out=$(once)
+is "$(field 'bytes read' "$out")" "$((after - before))" "after an append only the new bytes are read"
+all=$(printf '%s\n%s\n' "$g1" "$g2" | sum_json)
+expect_totals "$all" "appended calls counted exactly once"
+
+# a fork: pi copies entries verbatim into a new file with a new header
+mkdir -p "$S/--home-u-fork--"
+{ echo '{"type":"session","version":3,"id":"fork-0001","timestamp":"2026-11-30T10:00:00.000Z","cwd":"/home/u/fork","parentSession":"'"$f"'"}'; tail -n +2 "$f"; } > "$S/--home-u-fork--/fork.jsonl"
+out=$(once)
+is "$(field 'rows added' "$out")" 0 "a forked copy adds no rows"
+expect_totals "$all" "fork counted once"
+
+# torn last line: complete JSON without a newline is counted now, once
+t=$S/--home-u-torn--/torn.jsonl
+g3=$($GEN session "$t" --calls 2 --seed 31 --small)
+last=$(tail -n 1 "$t"); head -n -1 "$t" > "$t.tmp"; printf '%s' "$last" >> "$t.tmp"; mv "$t.tmp" "$t"
+once >/dev/null
+all=$(printf '%s\n%s\n%s\n' "$g1" "$g2" "$g3" | sum_json)
+expect_totals "$all" "unterminated complete last line counted"
+printf '\n' >> "$t"
+once >/dev/null
+expect_totals "$all" "its newline arriving later does not count it twice"
+
+# a partial line waits until it is complete
+p=$S/--home-u-part--/part.jsonl
+g4=$($GEN session "$p" --calls 1 --seed 41 --small)
+line=$(tail -n 1 "$p"); head -n -1 "$p" > "$p.tmp"; mv "$p.tmp" "$p"
+g4u=$(jq -c '.events=0|.input=0|.output=0|.cache_read=0|.cache_write=0|.total=0|.cost_micro=0|.calls=0' <<<"$g4")
+printf '%s' "${line:0:100}" >> "$p"
+once >/dev/null
+expect_totals "$all" "a partial last line is not counted"
+printf '%s\n' "${line:100}" >> "$p"
+once >/dev/null
+all=$(printf '%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" | sum_json)
+expect_totals "$all" "the completed line is counted once"
+
+# migration-style rewrite of the same file (truncate, same inode, new entry ids)
+ino=$(stat -c %i "$f")
+python3 - "$f" <<'PY'
+import json, sys, random
+p = sys.argv[1]
+lines = open(p).read().splitlines()
+out = [lines[0]]
+for l in lines[1:]:
+    o = json.loads(l); o["id"] = "%08x" % random.getrandbits(32); out.append(json.dumps(o, separators=(",", ":")))
+with open(p, "r+") as f:
+    f.truncate(0); f.write("\n".join(out) + "\n")
+PY
+is "$(stat -c %i "$f")" "$ino" "rewrite kept the inode"
+out=$(once)
+is "$(field 'rows added' "$out")" 0 "an in-place rewrite with new entry ids adds nothing"
+expect_totals "$all" "totals unchanged after the rewrite"
+
+# garbage never stops a run
+G=$S/--home-u-junk--
+mkdir -p "$G" "$G/dir.jsonl"
+head -c 4096 /dev/urandom > "$G/binary.jsonl"
+printf '{"type":"session","version":3,"id":"j1","timestamp":"2026-11-30T10:00:00Z","cwd":"/j"}\n{not json\n[1,2]\n{"type":"message"}\n' > "$G/invalid.jsonl"
+: > "$G/empty.jsonl"
+ln -s "$G/nowhere.jsonl" "$G/dangling.jsonl"
+mkfifo "$G/fifo.jsonl"
+echo '{"hello":"world"}' > "$G/notpi.jsonl"
+out=$(once); rc=$?
+is "$rc" 0 "garbage files: exit status stays 0"
+expect_totals "$all" "garbage files: totals unchanged"
+check "garbage files: malformed lines counted" [ "$(field malformed "$out")" -ge 1 ]
+check "garbage files: non-transcripts counted" [ "$(sed -n 's/.*(\([0-9]*\) not transcripts.*/\1/p' <<<"$out")" -ge 2 ]
+
+# a flat custom session dir (PI_CODING_AGENT_SESSION_DIR)
+export PI_CODING_AGENT_SESSION_DIR=$T/flat
+g5=$($GEN session "$T/flat/x.jsonl" --calls 3 --seed 51 --small)
+once >/dev/null
+all=$(printf '%s\n%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" "$g5" | sum_json)
+expect_totals "$all" "PI_CODING_AGENT_SESSION_DIR (flat) is read"
+unset PI_CODING_AGENT_SESSION_DIR
+! grep -qiE 'AddressSanitizer|runtime error' "$T/once.err"; ok $? "no sanitizer reports"
+done_testing

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Entry point of the real systemd --user tests (issue 4): checks that this
+# machine can run them, then runs test-service.sh inside harness.sh.
+# Usage: tests/systemd/run.sh BUILD_DIR   (TAP on stdout; skips cleanly)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=${1:-build}
+case $build in /*) ;; *) build=$src/$build ;; esac
+skip() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (a private mount namespace and a test user)"
+for c in unshare setpriv useradd usermod systemctl systemd-analyze journalctl jq make; do
+	command -v "$c" >/dev/null 2>&1 || skip "$c not found"
+done
+[ -x /lib/systemd/systemd ] || skip "no /lib/systemd/systemd"
+[ -x /lib/systemd/systemd-journald ] || skip "no /lib/systemd/systemd-journald"
+[ -d /run/systemd/system ] && skip "PID 1 is systemd here: this harness is for hosts without it"
+[ -f /sys/fs/cgroup/cgroup.controllers ] || [ -d /sys/fs/cgroup/unified ] ||
+	skip "no cgroup2 hierarchy to delegate"
+unshare --mount --propagation private true 2>/dev/null || skip "unshare --mount is not permitted"
+[ -x "$build/agentmeterd" ] && [ -x "$build/agentmeterctl" ] || skip "no binaries in $build (run make)"
+exec env AM_BUILD="$build" AM_SRCDIR="$src" bash "$here/harness.sh" "$here/test-service.sh"

@@ -1,0 +1,295 @@
+/* Unit tests for `agentmeterctl install`'s file work: systemd quoting, the
+ * drop-in from a fake environment, the unit from the template, refusal to
+ * overwrite files without the marker, and an uninstall that removes only
+ * what install wrote. No systemctl runs here (tests/systemd does that). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "install.h"
+#include "tap.h"
+
+/* snprintf into a PATH_MAX buffer (vsnprintf: no truncation warnings). */
+static void pathf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pathf(char *buf, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, PATH_MAX, fmt, ap);
+        va_end(ap);
+}
+
+static char *slurp(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t len = 0;
+
+        if (!f)
+                return NULL;
+        if (getdelim(&buf, &len, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
+}
+
+static void spit(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+                printf("# cannot write %s\n", path);
+                exit(99);
+        }
+}
+
+static bool exists(const char *path)
+{
+        struct stat st;
+        return lstat(path, &st) == 0;
+}
+
+static const char *fake_get(void *u, const char *name)
+{
+        const char *const *kv = u;
+        for (size_t i = 0; kv[i]; i += 2)
+                if (strcmp(kv[i], name) == 0)
+                        return kv[i + 1];
+        return NULL;
+}
+
+static const char *const vars[] = { "HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR",
+                                    "OPENCLAW_HOME", "PICOCLAW_HOME", NULL };
+
+static void test_quote(void)
+{
+        char *q = NULL;
+
+        is_int(install_quote("/a%b\"c\\d", false, &q), 0, "quote ok");
+        is_str(q, "/a%%b\\\"c\\\\d", "Environment value: % doubled, \" and \\ escaped");
+        free(q);
+        install_quote("line1\nline2\ttab\x01", false, &q);
+        is_str(q, "line1\\nline2\\ttab\\x01", "Environment value: control characters escaped");
+        free(q);
+        install_quote("/usr/local/bin/agentmeterd", true, &q);
+        is_str(q, "/usr/local/bin/agentmeterd", "ExecStart: a plain path stays bare");
+        free(q);
+        install_quote("/opt/my dir/100%/$x/agentmeterd", true, &q);
+        is_str(q, "\"/opt/my dir/100%%/$$x/agentmeterd\"",
+               "ExecStart: blanks quoted, % and $ doubled");
+        free(q);
+}
+
+static void test_dropin_text(void)
+{
+        const char *const env[] = { "HOME", "/home/u", "PI_CODING_AGENT_DIR", "/x/100%\"q\"\\b",
+                                    "OPENCLAW_HOME", "", "PICOCLAW_HOME", "/pc", NULL };
+        struct install_config c = { .vars = vars, .get = fake_get, .userdata = (void *)env,
+                                    .now_s = 1796009291 };
+        char *text = NULL;
+        unsigned n = 0;
+
+        is_int(install_dropin_text(&c, &text, &n), 0, "drop-in text built");
+        is_int(n, 2, "two variables recorded (HOME and empty ones not)");
+        ok(strncmp(text, INSTALL_MARKER "\n", strlen(INSTALL_MARKER) + 1) == 0,
+           "drop-in starts with the marker");
+        ok(strstr(text, "\n[Service]\n") != NULL, "drop-in has [Service]");
+        ok(strstr(text, "\nEnvironment=\"PI_CODING_AGENT_DIR=/x/100%%\\\"q\\\"\\\\b\"\n") != NULL,
+           "PI_CODING_AGENT_DIR quoted for systemd");
+        ok(strstr(text, "\nEnvironment=\"PICOCLAW_HOME=/pc\"\n") != NULL, "PICOCLAW_HOME recorded");
+        ok(!strstr(text, "HOME=/home/u") && !strstr(text, "OPENCLAW_HOME="),
+           "HOME and an empty variable are not recorded");
+        ok(strstr(text, "\nEnvironment=\"AGENTMETER_INSTALL_VARS=PI_CODING_AGENT_DIR,PICOCLAW_HOME\"\n") !=
+                   NULL,
+           "AGENTMETER_INSTALL_VARS lists the recorded names");
+        ok(strstr(text, "\nEnvironment=\"AGENTMETER_INSTALL_TIME=2026-11-30T03:28:11Z\"\n") != NULL,
+           "AGENTMETER_INSTALL_TIME in RFC 3339 UTC");
+        free(text);
+
+        const char *const none[] = { "HOME", "/home/u", NULL };
+        c.userdata = (void *)none;
+        install_dropin_text(&c, &text, &n);
+        ok(n == 0 && strstr(text, "\nEnvironment=\"AGENTMETER_INSTALL_VARS=\"\n"),
+           "nothing set: an empty AGENTMETER_INSTALL_VARS still records the install");
+        free(text);
+}
+
+static void test_unit_text(void)
+{
+        char *text = NULL, path[PATH_MAX];
+        const char *src = getenv("AM_SRCDIR");
+
+        is_int(install_unit_text("/opt/am/bin/agentmeterd", &text), 0, "unit text built");
+        ok(strncmp(text, INSTALL_MARKER "\n#", strlen(INSTALL_MARKER) + 2) == 0,
+           "unit: marker first, then the template");
+        ok(strstr(text, "\nExecStart=/opt/am/bin/agentmeterd\n") && !strstr(text, "@BINDIR@"),
+           "unit: ExecStart is the given binary");
+        ok(strstr(text, "\nExecReload=+/bin/kill -HUP $MAINPID\n") && strstr(text, " %h/.local/state/agentmeterd\n"),
+           "unit: $MAINPID and %%h kept as they are");
+        ok(strstr(text, "\nType=notify\n") && strstr(text, "\nWatchdogSec=") &&
+                   strstr(text, "\nReadWritePaths=%h/.local/state/agentmeterd\n") &&
+                   strstr(text, "\nRuntimeDirectory=agentmeterd\n") &&
+                   strstr(text, "\nPrivateUsers=yes\n") && strstr(text, "\nWantedBy=default.target\n"),
+           "unit: notify, watchdog, directories, sandbox, install section");
+        free(text);
+
+        /* The embedded template is the file in systemd/, byte for byte. */
+        pathf(path, "%s/systemd/agentmeterd.service.in", src && *src ? src : ".");
+        text = slurp(path);
+        if (!text) {
+                printf("ok %d - # SKIP %s not found (set AM_SRCDIR)\n", ++tap_n, path);
+                return;
+        }
+        ok(strcmp(text, install_unit_template) == 0,
+           "install_unit_template equals systemd/agentmeterd.service.in");
+        free(text);
+}
+
+struct fixture {
+        char root[PATH_MAX], cfg[PATH_MAX], pkg[PATH_MAX], unit[PATH_MAX], ddir[PATH_MAX],
+                dropin[PATH_MAX], wants[PATH_MAX];
+};
+
+static void fixture(struct fixture *fx)
+{
+        pathf(fx->root, "%s", tap_tmpdir());
+        pathf(fx->cfg, "%s/config", fx->root);
+        pathf(fx->pkg, "%s/usr-lib-systemd-user", fx->root);
+        pathf(fx->unit, "%s/systemd/user/agentmeterd.service", fx->cfg);
+        pathf(fx->ddir, "%s/systemd/user/agentmeterd.service.d", fx->cfg);
+        pathf(fx->dropin, "%s/50-environment.conf", fx->ddir);
+        pathf(fx->wants, "%s/systemd/user/default.target.wants", fx->cfg);
+        mkdir(fx->pkg, 0755);
+}
+
+static void cleanup(struct fixture *fx)
+{
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
+        if (system(cmd) != 0)
+                printf("# could not remove %s\n", fx->root);
+}
+
+static void test_install_files(void)
+{
+        const char *const env[] = { "PI_CODING_AGENT_DIR", "/custom/pi", NULL };
+        struct fixture fx;
+        struct install_result res;
+        const char *dirs[2];
+        char *text, path[PATH_MAX];
+
+        fixture(&fx);
+        dirs[0] = fx.pkg, dirs[1] = NULL;
+        struct install_config c = { .config_home = fx.cfg, .unit_dirs = dirs,
+                                    .daemon_path = "/opt/am/bin/agentmeterd", .vars = vars,
+                                    .get = fake_get, .userdata = (void *)env, .now_s = 0 };
+
+        is_int(install_files(&c, &res), 0, "install into an empty config home");
+        is_int(res.unit_action, INSTALL_UNIT_WRITTEN, "unit written");
+        is_str(res.unit_path, fx.unit, "unit under <config>/systemd/user");
+        ok(install_has_marker(fx.unit) && install_has_marker(fx.dropin), "both files carry the marker");
+        text = slurp(fx.dropin);
+        ok(text && strstr(text, "Environment=\"PI_CODING_AGENT_DIR=/custom/pi\""),
+           "drop-in records PI_CODING_AGENT_DIR");
+        free(text);
+        struct stat st;
+        ok(stat(fx.unit, &st) == 0 && (st.st_mode & 07777) == 0644, "unit mode 0644");
+
+        is_int(install_files(&c, &res), 0, "install again");
+        is_int(res.unit_action, INSTALL_UNIT_UNCHANGED, "same binary: unit unchanged");
+        c.daemon_path = "/elsewhere/agentmeterd";
+        install_files(&c, &res);
+        is_int(res.unit_action, INSTALL_UNIT_UPDATED, "binary moved: our unit updated");
+        text = slurp(fx.unit);
+        ok(text && strstr(text, "\nExecStart=/elsewhere/agentmeterd\n"), "updated ExecStart");
+        free(text);
+
+        /* someone else's unit in the config home */
+        spit(fx.unit, "[Service]\nExecStart=/usr/bin/true\n");
+        unlink(fx.dropin);
+        is_int(install_files(&c, &res), -EEXIST, "refuses to overwrite a unit without the marker");
+        is_str(res.conflict, fx.unit, "names the file in the way");
+        ok(!exists(fx.dropin), "nothing written when refusing");
+        text = slurp(fx.unit);
+        ok(text && strcmp(text, "[Service]\nExecStart=/usr/bin/true\n") == 0, "foreign unit untouched");
+        free(text);
+        c.force = true;
+        is_int(install_files(&c, &res), 0, "--force overwrites it");
+        is_int(res.unit_action, INSTALL_UNIT_REPLACED, "reported as replaced");
+        ok(install_has_marker(fx.unit), "now ours");
+        c.force = false;
+
+        /* someone else's drop-in under our name */
+        spit(fx.dropin, "[Service]\nEnvironment=FOO=1\n");
+        is_int(install_files(&c, &res), -EEXIST, "refuses to overwrite a drop-in without the marker");
+        is_str(res.conflict, fx.dropin, "names the drop-in");
+        unlink(fx.dropin);
+
+        /* a packaged unit elsewhere in the search path is used as is */
+        unlink(fx.unit);
+        pathf(path, "%s/agentmeterd.service", fx.pkg);
+        spit(path, "[Service]\nExecStart=/usr/bin/agentmeterd\n");
+        c.daemon_path = NULL;
+        is_int(install_files(&c, &res), 0, "install with a packaged unit");
+        is_int(res.unit_action, INSTALL_UNIT_PACKAGED, "packaged unit used");
+        is_str(res.unit_path, path, "its path reported");
+        ok(!exists(fx.unit) && install_has_marker(fx.dropin), "no unit written, drop-in written");
+        unlink(path);
+        is_int(install_files(&c, &res), -ENOENT, "no unit anywhere and no binary: -ENOENT");
+        cleanup(&fx);
+}
+
+static void test_uninstall(void)
+{
+        const char *const env[] = { NULL };
+        struct fixture fx;
+        struct install_result res;
+        struct uninstall_result u;
+        char path[PATH_MAX];
+
+        fixture(&fx);
+        struct install_config c = { .config_home = fx.cfg, .daemon_path = "/b/agentmeterd",
+                                    .vars = vars, .get = fake_get, .userdata = (void *)env };
+        install_files(&c, &res);
+        mkdir(fx.wants, 0755);
+        pathf(path, "%s/agentmeterd.service", fx.wants);
+        if (symlink(fx.unit, path) < 0)
+                printf("# symlink: %s\n", strerror(errno));
+
+        is_int(uninstall_files(fx.cfg, &u), 0, "uninstall");
+        ok(!exists(fx.unit) && !exists(fx.dropin) && !exists(fx.ddir),
+           "unit, drop-in and the emptied drop-in directory removed");
+        ok(!exists(path), "dangling enable link to our unit removed");
+        is_int(u.n_removed, 4, "four things removed and reported");
+        is_int(u.n_kept, 0, "nothing kept");
+        is_int(uninstall_files(fx.cfg, &u), 0, "uninstall twice is fine");
+        is_int(u.n_removed + u.n_kept, 0, "and finds nothing");
+
+        /* only marked files go; the user's own files stay */
+        install_files(&c, &res);
+        spit(fx.unit, "[Service]\nExecStart=/mine\n");
+        pathf(path, "%s/90-mine.conf", fx.ddir);
+        spit(path, "[Service]\nNice=5\n");
+        is_int(uninstall_files(fx.cfg, &u), 0, "uninstall with foreign files around");
+        ok(!exists(fx.dropin), "our drop-in removed");
+        ok(exists(path) && exists(fx.ddir), "the user's drop-in and its directory stay");
+        ok(exists(fx.unit), "the user's unit stays");
+        is_int(u.n_kept, 1, "the foreign unit is reported as kept");
+        is_str(u.kept[0], fx.unit, "by path");
+        cleanup(&fx);
+}
+
+int main(void)
+{
+        test_quote();
+        test_dropin_text();
+        test_unit_text();
+        test_install_files();
+        test_uninstall();
+        return tap_done();
+}

@@ -1,0 +1,235 @@
+/* Unit tests for common/row.c: keys, encoding, UTF-8 truncation, batches. */
+#include <errno.h>
+#include <string.h>
+
+#include "row.h"
+#include "tap.h"
+
+static struct row_key key_of(const char *fmt, const char *a, const char *b)
+{
+        struct keyhash h;
+        struct row_key k;
+        if (keyhash_begin(&h, fmt) < 0)
+                abort();
+        keyhash_str(&h, a);
+        keyhash_str(&h, b);
+        keyhash_end(&h, &k);
+        return k;
+}
+
+static void test_keyhash(void)
+{
+        struct row_key a = key_of("t", "ab", "c"), b = key_of("t", "a", "bc"),
+                       c = key_of("t", "ab", "c"), d = key_of("u", "ab", "c"),
+                       e = key_of("t", "ab", NULL), f = key_of("t", "ab", "");
+        struct keyhash h;
+        struct row_key g, i;
+
+        ok(memcmp(&a, &c, sizeof(a)) == 0, "keyhash is deterministic");
+        ok(memcmp(&a, &b, sizeof(a)) != 0, "(\"ab\",\"c\") != (\"a\",\"bc\")");
+        ok(memcmp(&a, &d, sizeof(a)) != 0, "format tag separates key spaces");
+        ok(memcmp(&e, &f, sizeof(e)) != 0, "NULL string differs from empty string");
+
+        keyhash_begin(&h, "t");
+        keyhash_str(&h, "abc");
+        keyhash_end(&h, &g);
+        keyhash_begin(&h, "t");
+        keyhash_bytes(&h, "abc", 3);
+        keyhash_end(&h, &i);
+        ok(memcmp(&g, &i, sizeof(g)) != 0, "a string field differs from a bytes field");
+        ok(h.state == NULL, "keyhash_end frees the state");
+
+        keyhash_begin(&h, "t");
+        keyhash_u64(&h, 1);
+        keyhash_end(&h, &g);
+        keyhash_begin(&h, "t");
+        keyhash_u64(&h, 2);
+        keyhash_end(&h, &i);
+        ok(memcmp(&g, &i, sizeof(g)) != 0, "u64 fields hash their value");
+
+        is_int(hash64("abc", 3), hash64("abc", 3), "hash64 deterministic");
+        ok(hash64("abc", 3) != hash64("abd", 3), "hash64 differs on content");
+
+        char hex[33];
+        struct row_key z = {{0}};
+        z.b[0] = 0xab;
+        z.b[15] = 0x01;
+        row_key_hex(&z, hex);
+        is_str(hex, "ab000000000000000000000000000001", "row_key_hex");
+}
+
+static void test_call_key(void)
+{
+        struct row_key u = key_of("t", "x", "y"), u2 = key_of("t", "x", "z");
+        struct row_key a, b, c, d, e;
+
+        row_call_key(&u, 0, "toolu_1", &a);
+        row_call_key(&u, 5, "toolu_1", &b);
+        row_call_key(&u, 0, "toolu_2", &c);
+        row_call_key(&u2, 0, "toolu_1", &d);
+        ok(memcmp(&a, &b, sizeof(a)) == 0, "call with an id: key independent of index");
+        ok(memcmp(&a, &c, sizeof(a)) != 0, "different call ids, different keys");
+        ok(memcmp(&a, &d, sizeof(a)) != 0, "same call id under another row, different key");
+        row_call_key(&u, 0, "", &a);
+        row_call_key(&u, 1, "", &b);
+        row_call_key(&u, 0, NULL, &e);
+        ok(memcmp(&a, &b, sizeof(a)) != 0, "id-less calls keyed by index");
+        ok(memcmp(&a, &e, sizeof(a)) == 0, "NULL id same as empty id");
+}
+
+static void test_set_str(void)
+{
+        char buf[6];
+        /* "h€llo": € is 3 bytes (E2 82 AC) */
+        row_set_str(buf, sizeof(buf), "h\xe2\x82\xac" "llo", 7);
+        is_str(buf, "h\xe2\x82\xac" "l", "fits 5 bytes: whole euro sign kept");
+        row_set_str(buf, 4, "h\xe2\x82\xac" "llo", 7);
+        is_str(buf, "h", "cut inside a UTF-8 sequence backs up to its start");
+        row_set_str(buf, 3, "ab\xe2\x82\xac", 5);
+        is_str(buf, "ab", "cut at the lead byte keeps the prefix");
+        row_set_str(buf, sizeof(buf), "abc", 3);
+        is_str(buf, "abc", "short string copied");
+        memset(buf, 'x', sizeof(buf));
+        row_set_str(buf, sizeof(buf), NULL, 0);
+        is_str(buf, "", "NULL gives empty string");
+        row_set_str(buf, sizeof(buf), "abcdefgh", 2);
+        is_str(buf, "ab", "len bounds the copy");
+        row_set_str(buf, sizeof(buf), "a\0bc", 4);
+        is_str(buf, "a", "embedded NUL ends the string");
+        memset(buf, 'x', sizeof(buf));
+        row_set_str(buf, sizeof(buf), "abcdefgh", 8);
+        is_int(buf[5], 0, "always NUL-terminated when truncating");
+        is_str(buf, "abcde", "ASCII truncation keeps cap-1 bytes");
+}
+
+static void fill_row(struct usage_row *r)
+{
+        memset(r, 0, sizeof(*r));
+        r->flags = ROW_F_TOKENS_KNOWN | ROW_F_SIDECHAIN;
+        r->kind = ROW_KIND_COMPACTION;
+        r->cost_source = COST_VENDOR;
+        r->time_ms = -1234567;
+        r->input = 1;
+        r->output = 2;
+        r->cache_read = 3;
+        r->cache_write = 4;
+        r->reasoning = 5;
+        r->total = UINT64_MAX;
+        r->cost_micro = -42;
+        r->source_hash = 0x0102030405060708ull;
+        r->n_calls = 3;
+        ROW_SET(r->tool, "openclaw");
+        ROW_SET(r->session, "sess-1");
+        ROW_SET(r->project, "/home/u/proj");
+        ROW_SET(r->provider, "anthropic");
+        ROW_SET(r->model, "claude-x");
+        ROW_SET(r->model_alias, "fast");
+        ROW_SET(r->calls[0].name, "bash");
+}
+
+static void test_encode(void)
+{
+        static struct usage_row a, b;
+        uint8_t buf[ROW_ENCODED_MAX];
+        size_t len;
+        int r;
+
+        fill_row(&a);
+        r = row_encode(&a, buf, sizeof(buf), &len);
+        is_int(r, 0, "encode ok");
+        is_int(buf[0], ROW_FORMAT_VERSION, "first byte is the format version");
+        memset(&b, 0x55, sizeof(b));
+        r = row_decode(buf, len, &b);
+        is_int(r, 0, "decode ok");
+        ok(b.flags == a.flags && b.kind == a.kind && b.cost_source == a.cost_source,
+           "flags, kind, cost_source round trip");
+        is_int(b.time_ms, -1234567, "negative time round trips");
+        ok(b.input == 1 && b.output == 2 && b.cache_read == 3 && b.cache_write == 4 &&
+           b.reasoning == 5 && b.total == UINT64_MAX, "token fields round trip");
+        is_int(b.cost_micro, -42, "cost round trips");
+        ok(b.source_hash == a.source_hash, "source hash round trips");
+        is_int(b.n_calls, 3, "n_calls kept");
+        is_str(b.calls[0].name, "", "calls are not encoded");
+        is_str(b.tool, "openclaw", "tool");
+        is_str(b.session, "sess-1", "session");
+        is_str(b.project, "/home/u/proj", "project");
+        is_str(b.provider, "anthropic", "provider");
+        is_str(b.model, "claude-x", "model");
+        is_str(b.model_alias, "fast", "model alias");
+
+        /* every strict prefix is rejected */
+        int bad = 0;
+        for (size_t n = 0; n < len; n++)
+                if (row_decode(buf, n, &b) != -EBADMSG)
+                        bad++;
+        is_int(bad, 0, "every truncation gives -EBADMSG");
+        buf[0] = ROW_FORMAT_VERSION + 1;
+        is_int(row_decode(buf, len, &b), -EBADMSG, "unknown version gives -EBADMSG");
+        buf[0] = ROW_FORMAT_VERSION;
+        uint8_t big[ROW_ENCODED_MAX + 1];
+        memcpy(big, buf, len);
+        big[len] = 0;
+        is_int(row_decode(big, len + 1, &b), -EBADMSG, "trailing bytes rejected");
+        is_int(row_encode(&a, buf, 10, &len), -ENOBUFS, "encode into a small buffer fails");
+
+        /* full-size strings still fit ROW_ENCODED_MAX */
+        memset(a.project, 'p', sizeof(a.project) - 1);
+        memset(a.session, 's', sizeof(a.session) - 1);
+        memset(a.model, 'm', sizeof(a.model) - 1);
+        memset(a.model_alias, 'a', sizeof(a.model_alias) - 1);
+        memset(a.provider, 'v', sizeof(a.provider) - 1);
+        memset(a.tool, 't', sizeof(a.tool) - 1);
+        r = row_encode(&a, buf, sizeof(buf), &len);
+        ok(r == 0 && len <= ROW_ENCODED_MAX, "maximal row fits ROW_ENCODED_MAX (%zu)", len);
+        r = row_decode(buf, len, &b);
+        ok(r == 0 && strlen(b.project) == ROW_PROJECT_MAX - 1, "maximal row decodes");
+}
+
+static void test_names(void)
+{
+        is_str(row_kind_name(ROW_KIND_MESSAGE), "message", "kind message");
+        is_str(row_kind_name(ROW_KIND_COMPACTION), "compaction", "kind compaction");
+        is_str(row_kind_name(ROW_KIND_BRANCH_SUMMARY), "branch_summary", "kind branch_summary");
+        is_str(row_kind_name(ROW_KIND_TOOL_RESULT), "tool_result", "kind tool_result");
+        is_str(row_kind_name(ROW_KIND_USAGE_ENTRY), "usage_entry", "kind usage_entry");
+        is_str(row_kind_name(ROW_KIND_TURN), "turn", "kind turn");
+        is_str(cost_source_name(COST_NONE), "none", "cost none");
+        is_str(cost_source_name(COST_VENDOR), "vendor-reported", "cost vendor");
+        is_str(cost_source_name(COST_COMPUTED), "computed", "cost computed");
+}
+
+static void test_batch(void)
+{
+        struct row_batch b = {0};
+        struct usage_row *r = NULL;
+        int fails = 0;
+
+        for (int i = 0; i < 100; i++) {
+                if (row_batch_push(&b, &r) < 0)
+                        fails++;
+                else if (r->time_ms != 0 || r->tool[0] != 0)
+                        fails++;
+                else
+                        r->time_ms = i;
+        }
+        is_int(fails, 0, "100 pushes give zeroed rows");
+        is_int(b.n, 100, "batch holds 100 rows");
+        is_int(b.rows[57].time_ms, 57, "rows kept in order across growth");
+        row_batch_clear(&b);
+        is_int(b.n, 0, "clear empties");
+        row_batch_push(&b, &r);
+        is_int(r->time_ms, 0, "push after clear gives a zeroed row");
+        row_batch_free(&b);
+        ok(b.rows == NULL && b.n == 0 && b.cap == 0, "free resets the batch");
+}
+
+int main(void)
+{
+        test_keyhash();
+        test_call_key();
+        test_set_str();
+        test_encode();
+        test_names();
+        test_batch();
+        return tap_done();
+}
