@@ -3,8 +3,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +13,6 @@
 #include "openclaw.h"
 #include "registry.h"
 
-#define CONFIG_MAX  (1u << 20)
 #define NAMES_MAX   512
 #define ARCHIVE_DIR "session-sqlite-import-archive"
 #define DB_NAME     "openclaw-agent.sqlite"
@@ -392,117 +389,6 @@ static int add_profiles(struct root_list *out, const char *home, const char *pro
 
 /* ---- the config's session.store ---------------------------------------- */
 
-/* JSON5-ish made JSON for json-c: comments and trailing commas dropped,
- * bare identifier keys and 'single-quoted' strings double-quoted. */
-static char *dejson5(const char *s, size_t n)
-{
-        char *o = malloc(2 * n + 16);
-        size_t k = 0, last = SIZE_MAX; /* index of the last significant output byte */
-
-        if (!o)
-                return NULL;
-        for (size_t i = 0; i < n;) {
-                char c = s[i];
-                if (c == '"' || c == '\'') {
-                        o[k++] = '"';
-                        for (i++; i < n && s[i] != c; i++) {
-                                if (s[i] == '\\' && i + 1 < n) {
-                                        if (!(c == '\'' && s[i + 1] == '\''))
-                                                o[k++] = '\\';
-                                        o[k++] = s[++i];
-                                } else {
-                                        if (c == '\'' && s[i] == '"')
-                                                o[k++] = '\\';
-                                        o[k++] = s[i];
-                                }
-                        }
-                        i++;
-                        o[k++] = '"';
-                        last = k - 1;
-                } else if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-                        while (i < n && s[i] != '\n')
-                                i++;
-                } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-                        for (i += 2; i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/'); i++)
-                                ;
-                        i = i + 2 < n ? i + 2 : n;
-                } else if ((isalpha((unsigned char)c) || c == '_' || c == '$') && last != SIZE_MAX &&
-                           (o[last] == '{' || o[last] == ',')) {
-                        size_t j = i, m;
-                        while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '$'))
-                                j++;
-                        for (m = j; m < n && isspace((unsigned char)s[m]); m++)
-                                ;
-                        if (m < n && s[m] == ':')
-                                o[k++] = '"';
-                        memcpy(o + k, s + i, j - i);
-                        k += j - i;
-                        if (m < n && s[m] == ':')
-                                o[k++] = '"';
-                        last = k - 1;
-                        i = j;
-                } else {
-                        if ((c == '}' || c == ']') && last != SIZE_MAX && o[last] == ',')
-                                o[last] = ' ';
-                        o[k++] = c;
-                        if (!isspace((unsigned char)c))
-                                last = k - 1;
-                        i++;
-                }
-        }
-        o[k] = 0;
-        return o;
-}
-
-/* session.store from the config: 0 and the string, -ENOENT when none can
- * be read (a broken config is the user's business, not an error here). */
-static int config_store(const char *path, char *buf, size_t cap)
-{
-        struct json_object *root = NULL, *sess, *store;
-        struct stat st;
-        char *text = NULL, *fixed = NULL;
-        ssize_t got = 0;
-        int fd, r = -ENOENT;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -ENOENT;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > CONFIG_MAX)
-                goto out;
-        text = malloc((size_t)st.st_size + 1);
-        if (!text) {
-                r = -ENOMEM;
-                goto out;
-        }
-        while (got < st.st_size) {
-                ssize_t k = read(fd, text + got, (size_t)(st.st_size - got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                got += k;
-        }
-        text[got] = 0;
-        root = json_tokener_parse(text);
-        if (!root && (fixed = dejson5(text, (size_t)got)))
-                root = json_tokener_parse(fixed);
-        if (root && json_object_object_get_ex(root, "session", &sess) &&
-            json_object_object_get_ex(sess, "store", &store) &&
-            json_object_is_type(store, json_type_string)) {
-                size_t n = (size_t)json_object_get_string_len(store);
-                if (n > 0 && n < cap && !memchr(json_object_get_string(store), 0, n)) {
-                        memcpy(buf, json_object_get_string(store), n + 1);
-                        r = 0;
-                }
-        }
-out:
-        json_object_put(root);
-        free(fixed);
-        free(text);
-        close(fd);
-        return r;
-}
-
 /* Replaces every {agentId} in tmpl by id. */
 static bool subst_agent(const char *tmpl, const char *id, char *buf, size_t cap)
 {
@@ -534,7 +420,7 @@ static int add_config(struct root_list *out, const char *cfg, const char *home, 
         size_t n = 0;
         int r;
 
-        r = config_store(cfg, store, sizeof(store));
+        r = openclaw_config_store(cfg, store, sizeof(store));
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
         snprintf(cfgdir, sizeof(cfgdir), "%s", cfg);

@@ -1,5 +1,6 @@
-/* OpenClaw adapter internals shared by its two files: the pi-line flavor
- * (openclaw.c) and the SQLite transcript reader (openclaw-db.c). */
+/* OpenClaw adapter internals shared by its files: discovery and the pi-line
+ * flavor (openclaw.c), the config reader (openclaw-config.c), the SQLite
+ * transcript reader (openclaw-db.c). */
 #pragma once
 
 #include <stddef.h>
@@ -11,6 +12,12 @@
 /* tool "openclaw", synthetic delivery-mirror/gateway-injected rows skipped,
  * custom model-snapshot entries carry the model */
 extern const struct pi_flavor openclaw_flavor;
+
+/* session.store from an OpenClaw config file (JSON, or JSON5-ish: comments,
+ * trailing commas, bare keys, single quotes): 0 and the string in buf,
+ * -ENOENT when there is none or the file cannot be read or parsed (a broken
+ * config is not an error for discovery), -ENOMEM. */
+int openclaw_config_store(const char *path, char *buf, size_t cap);
 
 /* collect_db for agents/<id>/agent/openclaw-agent.sqlite: rows of table
  * transcript_events past the rowid watermark (see openclaw-db.c for what

@@ -264,6 +264,8 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
         const struct tail_limits *lim = &rd->t->limits;
         int r;
 
+        const uint64_t start_offset = rd->cp.offset;
+
         rd->buf_off = rd->cp.offset;
         rd->len = 0;
         for (;;) {
@@ -327,9 +329,11 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                         rd->buf_off += used;
                         rd->len -= used;
                 }
-                /* the budget bounds work per call, but an over-long line is
-                 * skipped in one go: its start is not a resumable offset */
-                if (!rd->skipping && *io_budget <= (uint64_t)k) {
+                /* the budget bounds work per call, but only once a line
+                 * has been consumed in this call: stopping inside the first
+                 * (long) line would re-read it from its start next time,
+                 * forever. An over-long line is skipped in one go. */
+                if (!rd->skipping && rd->cp.offset > start_offset && *io_budget <= (uint64_t)k) {
                         *io_budget = 0;
                         return TAIL_MORE;
                 }

@@ -51,7 +51,9 @@ wait $HP
 r=$(req '{"v":1,"cmd":"version"}\n')
 is "$(jq -r '.ok' <<<"$r")" true "daemon healthy after the bad clients"
 # many clients at once
-for i in $(seq 20); do "$C" version >/dev/null 2>&1 & done; wait
+cpids=()
+for i in $(seq 20); do "$C" version >/dev/null 2>&1 & cpids+=($!); done
+wait "${cpids[@]}"
 check "20 concurrent clients served, daemon alive" kill -0 "$DPID"
 
 # another uid: the directory and the socket mode stop it; opened up on
