@@ -610,7 +610,7 @@ static bool entry_key(struct jscan *s, const struct span *k, void *u, int depth)
 
 struct pi_usage {
         uint64_t input, output, cache_read, cache_write, reasoning, total;
-        int64_t cost_micro;
+        int64_t cost_nano;
         uint8_t cost_source;
 };
 
@@ -647,7 +647,7 @@ static bool usage_get(const struct usage_f *f, struct pi_usage *ret)
         if (f->cost_total.present) {
                 double c = f->cost_total.d;
                 if (isfinite(c) && c != 0 && fabs(c) < 9.0e12) {
-                        x.cost_micro = llround(c * 1e6);
+                        x.cost_nano = llround(c * 1e9);
                         x.cost_source = COST_VENDOR;
                 }
         }
@@ -717,7 +717,7 @@ static int emit(const struct pi_flavor *fl, const struct source_ctx *ctx,
         row->cache_write = u->cache_write;
         row->reasoning = u->reasoning;
         row->total = u->total;
-        row->cost_micro = u->cost_micro;
+        row->cost_nano = u->cost_nano;
         row->source_hash = ctx ? ctx->source_hash : 0;
         ROW_SET(row->tool, fl->tool);
         ROW_SET(row->session, ps->session);
@@ -748,7 +748,7 @@ static int emit(const struct pi_flavor *fl, const struct source_ctx *ctx,
         keyhash_u64(&h, u->output);
         keyhash_u64(&h, u->cache_read);
         keyhash_u64(&h, u->cache_write);
-        keyhash_u64(&h, (uint64_t)u->cost_micro);
+        keyhash_u64(&h, (uint64_t)u->cost_nano);
         keyhash_end(&h, &row->key);
         return 0;
 }

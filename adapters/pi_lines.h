@@ -40,7 +40,7 @@ struct pi_flavor {
  * Rows: tool = fl->tool, session = header id, project = header cwd,
  * n_calls <= ROW_CALLS_MAX; key = PI_KEY_FORMAT over (row kind, provider,
  * model, time ms, responseId or "", input, output, cacheRead, cacheWrite,
- * cost_micro): never the path, session id or entry id.
+ * cost_nano): never the path, session id or entry id.
  * ctx may be NULL (source_hash 0). Keeps no state outside ps. */
 int pi_parse_line(const struct pi_flavor *fl, const struct source_ctx *ctx,
                   struct parse_state *ps, const char *line, size_t len,

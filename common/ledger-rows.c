@@ -31,7 +31,7 @@ void usage_sums_add_row(struct usage_sums *s, const struct usage_row *r, int sig
                 s->token_events += k;
         }
         if (r->cost_source != COST_NONE) {
-                s->cost_micro = (int64_t)((uint64_t)s->cost_micro + k * (uint64_t)r->cost_micro);
+                s->cost_nano = (int64_t)((uint64_t)s->cost_nano + k * (uint64_t)r->cost_nano);
                 s->priced_events += k;
                 if (r->cost_source == COST_COMPUTED)
                         s->computed_events += k;
@@ -47,7 +47,7 @@ void usage_sums_add(struct usage_sums *dst, const struct usage_sums *src)
         dst->cache_write += src->cache_write;
         dst->reasoning += src->reasoning;
         dst->total += src->total;
-        dst->cost_micro = (int64_t)((uint64_t)dst->cost_micro + (uint64_t)src->cost_micro);
+        dst->cost_nano = (int64_t)((uint64_t)dst->cost_nano + (uint64_t)src->cost_nano);
         dst->events += src->events;
         dst->priced_events += src->priced_events;
         dst->token_events += src->token_events;
@@ -60,7 +60,7 @@ void usage_sums_add(struct usage_sums *dst, const struct usage_sums *src)
 static void sums_put(struct bw *w, const struct usage_sums *s)
 {
         const uint64_t f[SUMS_FIELDS] = {s->input, s->output, s->cache_read, s->cache_write,
-                                         s->reasoning, s->total, (uint64_t)s->cost_micro,
+                                         s->reasoning, s->total, (uint64_t)s->cost_nano,
                                          s->events, s->priced_events, s->token_events,
                                          s->calls};
         for (int i = 0; i < SUMS_FIELDS; i++)
@@ -76,7 +76,7 @@ static void sums_get(struct br *r, struct usage_sums *s)
         s->cache_write = br_u64(r);
         s->reasoning = br_u64(r);
         s->total = br_u64(r);
-        s->cost_micro = (int64_t)br_u64(r);
+        s->cost_nano = (int64_t)br_u64(r);
         s->events = br_u64(r);
         s->priced_events = br_u64(r);
         s->token_events = br_u64(r);
@@ -316,8 +316,8 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
                 m->flags |= ROW_F_TOKENS_KNOWN;
         }
         if (in->cost_source != COST_NONE &&
-            (m->cost_source == COST_NONE || in->cost_micro > m->cost_micro)) {
-                m->cost_micro = in->cost_micro;
+            (m->cost_source == COST_NONE || in->cost_nano > m->cost_nano)) {
+                m->cost_nano = in->cost_nano;
                 m->cost_source = in->cost_source;
         }
         /* the earliest time; a real time beats a fallback one */

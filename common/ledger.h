@@ -123,7 +123,7 @@ int ledger_meta_set(struct ledger *l, const char *name, const char *value);
  * tokens are known (token_events of them); cost only sums priced rows. */
 struct usage_sums {
         uint64_t input, output, cache_read, cache_write, reasoning, total;
-        int64_t cost_micro;
+        int64_t cost_nano;
         uint64_t events, priced_events, token_events, calls;
         uint64_t computed_events; /* priced by our table (the rest of priced_events: vendor) */
 };

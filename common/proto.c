@@ -327,11 +327,14 @@ int proto_call(int fd, json_object *req, int timeout_ms, json_object **ret_resp)
                 return r;
         r = write_all(fd, buf, len);
         free(buf);
-        if (r < 0)
+        if (r < 0 && r != -EPIPE && r != -ECONNRESET)
                 return r;
+        /* a daemon that refuses us (another uid, too many clients) says why
+         * and closes: its reply may be waiting even though our write failed */
+        int rw = r;
         r = proto_read_line(fd, PROTO_RESPONSE_MAX, timeout_ms, &line, &len);
         if (r < 0)
-                return r;
+                return rw < 0 ? rw : r;
         r = parse_object(line, len, &resp);
         free(line);
         if (r < 0)

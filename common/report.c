@@ -1,6 +1,7 @@
 /* Reports from the ledger's derived DBs (rollups, sessions, activity) as one
  * JSON object: days and months in the asker's zone, NULL never shown as 0. */
 #include <errno.h>
+#include <math.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -81,7 +82,7 @@ struct agg_row {
         char model[ROW_MODEL_MAX];
         struct usage_sums sums;
         uint64_t calls, priced_calls; /* tool report */
-        double share_micro;           /* tool report: sum of cost / n_calls */
+        double share_nano;           /* tool report: sum of cost / n_calls */
 };
 
 struct agg {
@@ -129,20 +130,21 @@ static struct agg_row *agg_get(struct agg *a, const char *key, const char *harne
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static json_object *money_json(int64_t micro)
+/* USD from nano-USD, shown to the micro-dollar (rounded half away from
+ * zero): the number and its text agree exactly. */
+static json_object *money_json(int64_t nano)
 {
         char buf[40];
-        uint64_t a = micro < 0 ? -(uint64_t)micro : (uint64_t)micro;
-        snprintf(buf, sizeof(buf), "%s%llu.%06llu", micro < 0 ? "-" : "",
-                 (unsigned long long)(a / 1000000), (unsigned long long)(a % 1000000));
-        return json_object_new_double_s((double)micro / 1e6, buf);
+        uint64_t a = nano < 0 ? -(uint64_t)nano : (uint64_t)nano;
+        uint64_t micro = (a + 500) / 1000;
+        snprintf(buf, sizeof(buf), "%s%llu.%06llu", nano < 0 ? "-" : "",
+                 (unsigned long long)(micro / 1000000), (unsigned long long)(micro % 1000000));
+        return json_object_new_double_s(strtod(buf, NULL), buf);
 }
 
-static json_object *share_json(double micro)
+static json_object *share_json(double nano)
 {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%.6f", micro / 1e6);
-        return json_object_new_double_s(micro / 1e6, buf);
+        return money_json((int64_t)llround(nano));
 }
 
 static void add(json_object *o, const char *k, json_object *v)
@@ -166,7 +168,7 @@ static void sums_json(json_object *o, const struct usage_sums *s)
         add(o, "cache_write_tokens", tokens_json(s->cache_write, tk));
         add(o, "reasoning_tokens", tokens_json(s->reasoning, tk));
         add(o, "total_tokens", tokens_json(s->total, tk));
-        add(o, "cost_usd", s->priced_events ? money_json(s->cost_micro) : NULL);
+        add(o, "cost_usd", s->priced_events ? money_json(s->cost_nano) : NULL);
         if (s->priced_events)
                 src = s->computed_events == 0               ? "vendor-reported"
                       : s->computed_events == s->priced_events ? "computed"
@@ -218,7 +220,7 @@ json_object *report_row_json(const struct usage_row *r)
         add(o, "cache_write_tokens", tokens_json(r->cache_write, tk));
         add(o, "reasoning_tokens", tokens_json(r->reasoning, tk));
         add(o, "total_tokens", tokens_json(r->total, tk));
-        add(o, "cost_usd", r->cost_source != COST_NONE ? money_json(r->cost_micro) : NULL);
+        add(o, "cost_usd", r->cost_source != COST_NONE ? money_json(r->cost_nano) : NULL);
         add(o, "cost_source",
             r->cost_source != COST_NONE ? json_object_new_string(cost_source_name(r->cost_source))
                                         : NULL);
@@ -355,7 +357,7 @@ static int activity_cb(const struct activity_entry *e, void *u)
                 return r;
         if (c->row->cost_source != COST_NONE) {
                 row->priced_calls++;
-                row->share_micro += (double)c->row->cost_micro /
+                row->share_nano += (double)c->row->cost_nano /
                                     (double)(c->row->n_calls ? c->row->n_calls : 1);
         }
         return 0;
@@ -423,10 +425,10 @@ static json_object *build_rows(struct run *c, json_object **ret_totals)
                                 add(o, "tool", json_object_new_string(a->key));
                                 add(o, "calls", json_object_new_int64((int64_t)a->calls));
                                 add(o, "cost_share_usd",
-                                    a->priced_calls ? share_json(a->share_micro) : NULL);
+                                    a->priced_calls ? share_json(a->share_nano) : NULL);
                                 calls += a->calls;
                                 priced_calls += a->priced_calls;
-                                share += a->share_micro;
+                                share += a->share_nano;
                         } else {
                                 if (c->q->kind == REPORT_MODEL) {
                                         add(o, "harness", json_object_new_string(a->harness));

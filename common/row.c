@@ -132,7 +132,7 @@ void row_call_key(const struct row_key *usage_key, uint32_t index, const char *c
 
 /* v1 layout (little-endian): u8 version, u32 flags, u8 kind, u8 cost_source,
  * i64 time_ms, u64 input, output, cache_read, cache_write, reasoning, total,
- * i64 cost_micro, u64 source_hash, u32 n_calls, then tool, session,
+ * i64 cost_nano, u64 source_hash, u32 n_calls, then tool, session,
  * project, provider, model, model_alias as u16 length + bytes. The key is
  * the LMDB key and is not repeated in the value. */
 int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len)
@@ -150,7 +150,7 @@ int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *re
         bw_u64(&w, row->cache_write);
         bw_u64(&w, row->reasoning);
         bw_u64(&w, row->total);
-        bw_u64(&w, (uint64_t)row->cost_micro);
+        bw_u64(&w, (uint64_t)row->cost_nano);
         bw_u64(&w, row->source_hash);
         bw_u32(&w, row->n_calls);
         bw_str(&w, row->tool, sizeof(row->tool));
@@ -186,7 +186,7 @@ int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
         row->cache_write = br_u64(&r);
         row->reasoning = br_u64(&r);
         row->total = br_u64(&r);
-        row->cost_micro = (int64_t)br_u64(&r);
+        row->cost_nano = (int64_t)br_u64(&r);
         row->source_hash = br_u64(&r);
         row->n_calls = br_u32(&r);
         br_str(&r, row->tool, sizeof(row->tool));

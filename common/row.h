@@ -55,7 +55,9 @@ struct usage_row {
         uint8_t cost_source; /* enum cost_source */
         int64_t time_ms;     /* UTC epoch milliseconds */
         uint64_t input, output, cache_read, cache_write, reasoning, total;
-        int64_t cost_micro; /* micro-USD; meaningful only when cost_source != COST_NONE */
+        int64_t cost_nano; /* nano-USD (1e-9): harnesses write per-call costs with more
+                            * than six decimals, and rounding each row to micro-USD
+                            * drifts the sums; meaningful only when cost_source != COST_NONE */
         uint64_t source_hash; /* hash of the source path that first delivered it */
         char tool[ROW_TOOL_MAX];         /* harness id: "pi", "openclaw", "picoclaw" */
         char session[ROW_SESSION_MAX];

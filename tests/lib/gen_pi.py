@@ -16,14 +16,14 @@ BASE_MS = 1796000000000  # late 2026
 class Totals:
     def __init__(self):
         self.t = dict(events=0, input=0, output=0, cache_read=0, cache_write=0, total=0,
-                      cost_micro=0, calls=0, bytes=0)
+                      cost_nano=0, calls=0, bytes=0)
 
-    def add(self, u, cost_micro, calls):
+    def add(self, u, cost_nano, calls):
         t = self.t
         t["events"] += 1
         t["input"] += u["input"]; t["output"] += u["output"]
         t["cache_read"] += u["cacheRead"]; t["cache_write"] += u["cacheWrite"]
-        t["total"] += u["totalTokens"]; t["cost_micro"] += cost_micro; t["calls"] += calls
+        t["total"] += u["totalTokens"]; t["cost_nano"] += cost_nano; t["calls"] += calls
 
 
 def header(sid, cwd, ts_ms):
@@ -61,7 +61,7 @@ def assistant(rng, seq, ts_ms, tot, ncalls=None):
     msg = {"role": "assistant", "content": content, "api": "openai-completions", "provider": "prov",
            "model": rng.choice(["model-a", "model-b"]), "usage": u, "stopReason": "stop",
            "timestamp": ts_ms, "responseId": "resp-%s" % uuid.UUID(int=rng.getrandbits(128))}
-    tot.add(u, int(round(cost * 1e6)), ncalls)
+    tot.add(u, int(round(cost * 1e9)), ncalls)
     return {"type": "message", "id": "%08x" % rng.getrandbits(32), "parentId": None,
             "timestamp": iso(ts_ms + 5), "message": msg}
 

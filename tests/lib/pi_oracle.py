@@ -8,7 +8,7 @@ PATH is a session file, or a sessions root scanned like pi lists it
 (ROOT/*.jsonl and ROOT/*/*.jsonl, without subagent-artifacts/).
 Prints one JSON object with the deduplicated totals:
   files, not_source, rows, input, output, cache_read, cache_write,
-  reasoning, total, cost_micro (sum of per-row whole micro-USD, as the
+  reasoning, total, cost_nano (sum of per-row whole nano-USD, as the
   ledger keeps them), cost_usd, cost_usd_exact (the written USD figures
   summed exactly, rounded once), priced_rows, calls, malformed (lines that
   were not wholly JSON)
@@ -74,8 +74,8 @@ def tokens(u, key):
     return v if v is not None and v > 0 else (0 if v is not None else None)
 
 
-def micro(total):
-    return int(Decimal(total * 1e6).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+def nano(total):
+    return int(Decimal(total * 1e9).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def read_usage(u):
@@ -92,10 +92,10 @@ def read_usage(u):
     ct = cost.get("total") if isinstance(cost, dict) else None
     if isinstance(ct, (int, float)) and not isinstance(ct, bool) and ct == ct and ct != 0 \
             and abs(ct) < 9e12:
-        r["cost_micro"], r["priced"] = micro(float(ct)), True
+        r["cost_nano"], r["priced"] = nano(float(ct)), True
         r["cost_exact"] = Decimal(repr(float(ct)))
     else:
-        r["cost_micro"], r["priced"] = 0, False
+        r["cost_nano"], r["priced"] = 0, False
         r["cost_exact"] = Decimal(0)
     if not any(r[k] for k in ("input", "output", "cache_read", "cache_write", "total",
                               "reasoning")) and not r["priced"]:
@@ -164,7 +164,7 @@ class File:
                     ns = b.get("namespace")
                     calls.append(f"{ns}/{name}" if isinstance(ns, str) and ns else name)
         ident = (kind, p, m, t, rid if isinstance(rid, str) else "", u["input"], u["output"],
-                 u["cache_read"], u["cache_write"], u["cost_micro"])
+                 u["cache_read"], u["cache_write"], u["cost_nano"])
         row = dict(u, kind=kind, provider=p, model=m, time_ms=t, session=self.session,
                    project=self.project, calls=calls[:64])
         return ident, row
@@ -267,7 +267,7 @@ def walk(root):
     return found
 
 
-KEYS = ("input", "output", "cache_read", "cache_write", "reasoning", "total", "cost_micro")
+KEYS = ("input", "output", "cache_read", "cache_write", "reasoning", "total", "cost_nano")
 
 
 def sums(rows):
@@ -278,9 +278,9 @@ def sums(rows):
     for r in rows:
         for k in KEYS:
             s[k] += r[k]
-    s["cost_usd"] = "%.6f" % (s["cost_micro"] / 1e6)
+    s["cost_usd"] = "%.6f" % (s["cost_nano"] / 1e9)
     # the written USD figures summed exactly, rounded once (rows keep whole
-    # micro-USD each, so cost_micro may differ by up to rows/2 from this)
+    # nano-USD each, so cost_nano may differ by up to rows/2 from this)
     exact = sum((r["cost_exact"] for r in rows), Decimal(0))
     s["cost_usd_exact"] = str(exact.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP))
     return s

@@ -12,7 +12,7 @@ use_test_user
 W() { "${RUN[@]}" "$@"; }
 g1=$($GEN session "$S/--ok--/ok.jsonl" --calls 2 --seed 1 --small)
 [ -n "${AS_USER:-}" ] && chown -R "$AS_USER" "$T"
-want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_micro/1e6)]' <<<"$g1")
+want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_nano/1e9)]' <<<"$g1")
 start_daemon; ok $? "daemon up"
 totals_are() { [ "$(totals_line)" = "$want" ]; }
 wait_until 10 totals_are; ok $? "baseline counted"
@@ -27,7 +27,7 @@ with open(sys.argv[1], "a") as f:
 ' "$big"
 g3=$($GEN append "$big" --calls 1 --seed 3 --small)
 [ -n "${AS_USER:-}" ] && chown -R "$AS_USER" "$T"
-want=$(printf '%s\n%s\n%s\n' "$g1" "$g2" "$g3" | jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_micro)|add)/1e6)]')
+want=$(printf '%s\n%s\n%s\n' "$g1" "$g2" "$g3" | jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_nano)|add)/1e9)]')
 wait_until 30 totals_are; ok $? "the calls around a 100 MB line are counted"
 check "the over-long line was counted as skipped" wait_until 5 sh -c "${RUN[*]} '$C' sources --json | jq -e '[.sources[].oversized]|add >= 1' >/dev/null"
 
@@ -40,7 +40,7 @@ for i in 1 2 3; do
 	$GEN session "$gs.tmp" --calls 3 --seed 4 --small >/dev/null; cat "$gs.tmp" > "$gs"; sleep 0.1
 done
 rm -f "$gs.tmp"
-want=$(printf '%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" | jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_micro)|add)/1e6)]')
+want=$(printf '%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" | jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_nano)|add)/1e9)]')
 wait_until 10 totals_are; ok $? "a file that grows and shrinks: exact totals"
 
 # a session directory replaced by a file, and back
@@ -58,7 +58,7 @@ if [ -n "${AS_USER:-}" ] || [ "$(id -u)" -ne 0 ]; then
 	check "unreadable file: still alive" kill -0 "$DPID"
 	check "unreadable file: reported in sources" wait_until 5 sh -c "${RUN[*]} '$C' sources --json | jq -e '.sources[] | select(.path|endswith(\"np.jsonl\")) | .error != null' >/dev/null"
 	chmod 644 "$np"; touch "$np"
-	want=$(printf '%s\n%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" "$g5" | jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_micro)|add)/1e6)]')
+	want=$(printf '%s\n%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" "$g5" | jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_nano)|add)/1e9)]')
 	W "$C" rescan >/dev/null
 	wait_until 15 totals_are; ok $? "readable again: counted"
 else

@@ -7,7 +7,7 @@ new_env
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
 S=$HOME/.pi/agent/sessions
 g=$($GEN corpus "$S" --files 60 --mb 60 --seed 11)
-want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_micro/1e6)]' <<<"$g")
+want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_nano/1e9)]' <<<"$g")
 RANDOM=4242
 for i in 1 2 3 4 5; do
 	"$D" --log-target=console >>"$T/daemon.log" 2>&1 &

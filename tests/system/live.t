@@ -6,8 +6,8 @@
 new_env
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
 S=$HOME/.pi/agent/sessions
-sum_json() { jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_micro: (map(.cost_micro)|add)}'; }
-want_of() { jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (if .events == 0 then null else .cost_micro/1e6 end)]' <<<"$1"; }
+sum_json() { jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_nano: (map(.cost_nano)|add)}'; }
+want_of() { jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (if .events == 0 then null else .cost_nano/1e9 end)]' <<<"$1"; }
 totals_are() { [ "$(totals_line)" = "$1" ]; }
 expect() { # expect GEN_JSON DESCRIPTION: polls up to 10 s for exact totals
 	local want; want=$(want_of "$1")

@@ -11,11 +11,11 @@ once() { "$D" --once 2>>"$T/once.err"; }
 field() { sed -n "s/.*[ (]\([0-9][0-9]*\) $1.*/\1/p" <<<"$2"; }
 expect_totals() { # expect_totals GEN_JSON DESCRIPTION
 	local want got
-	want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_micro/1e6)]' <<<"$1")
+	want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_nano/1e9)]' <<<"$1")
 	got=$(totals_line)
 	is "$got" "$want" "$2"
 }
-sum_json() { jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_micro: (map(.cost_micro)|add), calls: (map(.calls)|add)}'; }
+sum_json() { jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_nano: (map(.cost_nano)|add), calls: (map(.calls)|add)}'; }
 
 g1=$($GEN corpus "$S" --files 20 --mb 2 --seed 7)
 out=$(once); rc=$?
@@ -60,7 +60,7 @@ expect_totals "$all" "its newline arriving later does not count it twice"
 p=$S/--home-u-part--/part.jsonl
 g4=$($GEN session "$p" --calls 1 --seed 41 --small)
 line=$(tail -n 1 "$p"); head -n -1 "$p" > "$p.tmp"; mv "$p.tmp" "$p"
-g4u=$(jq -c '.events=0|.input=0|.output=0|.cache_read=0|.cache_write=0|.total=0|.cost_micro=0|.calls=0' <<<"$g4")
+g4u=$(jq -c '.events=0|.input=0|.output=0|.cache_read=0|.cache_write=0|.total=0|.cost_nano=0|.calls=0' <<<"$g4")
 printf '%s' "${line:0:100}" >> "$p"
 once >/dev/null
 expect_totals "$all" "a partial last line is not counted"

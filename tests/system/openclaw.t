@@ -5,7 +5,7 @@
 # and zstd CLIs; the upgrade dir counted once; the real samples; then live:
 # rows inserted by another process (sqlite3, WAL), a JSONL line appended,
 # agents appearing, a broken database reported, and every root in status.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 for tool in sqlite3 zstd jq; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool"
 done
@@ -15,7 +15,7 @@ EXP=$OC/expected.json
 NAV='{"version":1,"report":{"kind":"canonical"},"navigation":{},"reset":{},"model":{},"modelBytes":0,"modelWithoutCheckpointBytes":0,"withoutCustomDataBytes":0}'
 
 # the totals a case of expected.json gives, as totals_line prints them
-want() { jq -c --arg c "$1" '.cases[$c] | [.rows, .input, .output, .cache_read, .cache_write, .total, .cost_micro/1e6]' "$EXP"; }
+want() { jq -c --arg c "$1" '.cases[$c] | [.rows, .input, .output, .cache_read, .cache_write, .total, .cost_nano/1e9]' "$EXP"; }
 # sum of several such lines
 add_lines() { jq -s -c 'transpose | map(add) | .[6] |= (. * 1e6 | round / 1e6)' ; }
 once() { "$D" --once >>"$T/once.log" 2>&1; }
@@ -105,7 +105,7 @@ if [ -d "$RG/state/agents" ]; then
 	cp -r "$RG/state" "$T/realgen-state" && chmod -R u+w "$T/realgen-state"
 	export OPENCLAW_STATE_DIR=$T/realgen-state
 	once
-	ref=$(jq -s -c '[.[] | .event.message.usage // empty] | [length, (map(.input)|add), (map(.output)|add), (map(.cacheRead)|add), (map(.cacheWrite)|add), (map(.totalTokens)|add), ((map(.cost.total * 1e6 | round) | add) / 1e6)]' "$RG"/transcript_events.*.jsonl)
+	ref=$(jq -s -c '[.[] | .event.message.usage // empty] | [length, (map(.input)|add), (map(.output)|add), (map(.cacheRead)|add), (map(.cacheWrite)|add), (map(.totalTokens)|add), ((map(.cost.total * 1e9 | round) | add) / 1e9 * 1e6 | round / 1e6)]' "$RG"/transcript_events.*.jsonl)
 	is "$(jq '.[0]' <<<"$ref")" 10 "realgen dump: 10 usage records"
 	is "$(totals_line)" "$ref" "realgen/openclaw-2026.9.6 databases: totals equal the transcript_events dump"
 else
@@ -117,7 +117,7 @@ if [ -d "$AM_SAMPLES/openclaw" ]; then
 	mkdir -p "$s"
 	for f in "$AM_SAMPLES"/openclaw/*; do cp "$f" "$s/${f##*_}"; done
 	once
-	ref=$(cat "$s"/*.jsonl* | jq -s -c '[.[] | objects | select(.type=="message" and .message.role=="assistant" and .message.provider!="openclaw") | .message.usage | select(. != null and (.input + .output + .cacheRead + .cacheWrite) > 0)] | [length, (map(.input)|add), (map(.output)|add), (map(.cacheRead)|add), (map(.cacheWrite)|add), (map(.totalTokens)|add), ((map(.cost.total * 1e6 | round) | add) / 1e6)]' 2>/dev/null)
+	ref=$(cat "$s"/*.jsonl* | jq -s -c '[.[] | objects | select(.type=="message" and .message.role=="assistant" and .message.provider!="openclaw") | .message.usage | select(. != null and (.input + .output + .cacheRead + .cacheWrite) > 0)] | [length, (map(.input)|add), (map(.output)|add), (map(.cacheRead)|add), (map(.cacheWrite)|add), (map(.totalTokens)|add), ((map(.cost.total * 1e9 | round) | add) / 1e9 * 1e6 | round / 1e6)]' 2>/dev/null)
 	is "$(totals_line)" "$ref" "samples/openclaw: totals equal an independent count (the .lock ignored)"
 else
 	skip "samples/openclaw not found"

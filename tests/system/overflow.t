@@ -32,8 +32,8 @@ for fd in fds.values(): fd.close()
 json.dump(t.t, sys.stdout)
 PY
 echo "$old" > "$q"
-all=$( (printf '%s\n' "${parts[@]}"; cat "$T/burst.json"; echo) | jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_micro: (map(.cost_micro)|add)}')
-want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_micro/1e6)]' <<<"$all")
+all=$( (printf '%s\n' "${parts[@]}"; cat "$T/burst.json"; echo) | jq -s '{events: (map(.events)|add), input: (map(.input)|add), output: (map(.output)|add), cache_read: (map(.cache_read)|add), cache_write: (map(.cache_write)|add), total: (map(.total)|add), cost_nano: (map(.cost_nano)|add)}')
+want=$(jq -c '[.events, .input, .output, .cache_read, .cache_write, .total, (.cost_nano/1e9)]' <<<"$all")
 totals_are() { [ "$(totals_line)" = "$want" ]; }
 wait_until 20 totals_are; ok $? "exact totals after the burst"
 [ "$(totals_line)" = "$want" ] || diag "got $(totals_line) expected $want"

@@ -32,10 +32,10 @@ static struct usage_row *mkrow(const char *id, const char *session, int64_t t, u
         r->input = 100;
         r->output = out;
         r->total = 100 + out;
-        r->cost_micro = cost;
+        r->cost_nano = cost;
         r->cost_source = cost >= 0 ? COST_VENDOR : COST_NONE;
         if (cost < 0)
-                r->cost_micro = 0;
+                r->cost_nano = 0;
         ROW_SET(r->tool, "pi");
         ROW_SET(r->session, session);
         ROW_SET(r->project, "/p");
@@ -140,7 +140,7 @@ static void test_sums(void)
         r->cost_source = COST_NONE;
         usage_sums_add_row(&s, r, +1);
         ok(s.events == 2 && s.token_events == 1 && s.priced_events == 1, "sums: counters");
-        ok(s.output == 10 && s.cost_micro == 5 && s.calls == 4, "sums: unknown tokens/cost not added");
+        ok(s.output == 10 && s.cost_nano == 5 && s.calls == 4, "sums: unknown tokens/cost not added");
         usage_sums_add_row(&s, r, -1);
         ok(s.events == 1 && s.calls == 2 && s.output == 10, "sums: sign -1 removes");
         r->cost_source = COST_COMPUTED;
@@ -209,7 +209,7 @@ static void test_basic(const char *dir)
         is_int(r, 0, "get merged row");
         is_int(got.output, 173, "merged output is the maximum");
         is_int(got.time_ms, T0 + 10 * MIN, "merged time is the earliest");
-        is_int(got.cost_micro, 900, "merged cost is the maximum");
+        is_int(got.cost_nano, 900, "merged cost is the maximum");
         is_int(got.n_calls, 2, "calls are the union (2)");
         ok(memcmp(&got.key, &k1, sizeof(got.key)) == 0, "get_row fills the key");
 
@@ -221,7 +221,7 @@ static void test_basic(const char *dir)
         ledger_foreach_rollup(l, INT64_MIN, INT64_MAX, collect_rollup, &rl);
         is_int(rl.n, 1, "rollup: the old bucket (T0+15min) was emptied and removed");
         ok(rl.e[0].bucket_ms == T0 && rl.e[0].sums.events == 2 &&
-           rl.e[0].sums.output == 50 + 173 && rl.e[0].sums.cost_micro == 1900 &&
+           rl.e[0].sums.output == 50 + 173 && rl.e[0].sums.cost_nano == 1900 &&
            rl.e[0].sums.calls == 3,
            "rollup moved by the difference: events 2, output 223, cost 1900, calls 3");
 

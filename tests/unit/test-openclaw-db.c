@@ -226,7 +226,7 @@ static int collect_all(struct src *s, size_t max_rows, struct row_batch *b, int 
 
 struct totals {
         uint64_t rows, input, output, cache_read, cache_write, reasoning, total, priced, calls, synthetic;
-        int64_t cost_micro;
+        int64_t cost_nano;
         struct row_key *keys;
         size_t nkeys, cap;
 };
@@ -258,7 +258,7 @@ static void add_rows(struct totals *t, const struct row_batch *b)
                 t->cache_write += r->cache_write;
                 t->reasoning += r->reasoning;
                 t->total += r->total;
-                t->cost_micro += r->cost_micro;
+                t->cost_nano += r->cost_nano;
                 t->priced += r->cost_source == COST_VENDOR;
                 t->calls += r->n_calls;
         }
@@ -287,7 +287,7 @@ static void check_case(const char *name, const struct totals *t)
         F(cache_write, "cache_write");
         F(reasoning, "reasoning");
         F(total, "total");
-        F(cost_micro, "cost_micro");
+        F(cost_nano, "cost_nano");
         F(priced, "priced_rows");
         F(calls, "calls");
 #undef F
@@ -816,7 +816,7 @@ static void dump_totals(const char *path, struct totals *t)
                         G(reasoning, "reasoningTokens");
 #undef G
                         if (json_object_object_get_ex(u, "cost", &c) && json_object_object_get_ex(c, "total", &v))
-                                t->cost_micro += llround(json_object_get_double(v) * 1e6);
+                                t->cost_nano += llround(json_object_get_double(v) * 1e9);
                 }
                 json_object_put(r);
         }
@@ -861,7 +861,7 @@ static void test_realgen(void)
         is_int(t.cache_write, ref.cache_write, "realgen: cache write");
         is_int(t.total, ref.total, "realgen: total");
         is_int(t.reasoning, ref.reasoning, "realgen: reasoning");
-        is_int(t.cost_micro, ref.cost_micro, "realgen: cost");
+        is_int(t.cost_nano, ref.cost_nano, "realgen: cost");
         free(t.keys);
         free(w.jsonl.keys);
 }

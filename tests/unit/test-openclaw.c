@@ -407,7 +407,7 @@ static void test_discovery(void)
 
 struct totals {
         uint64_t rows, input, output, cache_read, cache_write, reasoning, total, priced, calls, synthetic;
-        int64_t cost_micro;
+        int64_t cost_nano;
         struct row_key *keys;
         size_t nkeys, cap;
         char names[64][256];
@@ -436,7 +436,7 @@ static void add_rows(struct totals *t, const struct row_batch *b)
                 t->cache_write += r->cache_write;
                 t->reasoning += r->reasoning;
                 t->total += r->total;
-                t->cost_micro += r->cost_micro;
+                t->cost_nano += r->cost_nano;
                 t->priced += r->cost_source == COST_VENDOR;
                 t->calls += r->n_calls;
         }
@@ -500,7 +500,7 @@ static void check_totals(const char *what, const struct totals *t, struct json_o
         F(cache_write, "cache_write");
         F(reasoning, "reasoning");
         F(total, "total");
-        F(cost_micro, "cost_micro");
+        F(cost_nano, "cost_nano");
         F(priced, "priced_rows");
         F(calls, "calls");
 #undef F
@@ -640,7 +640,7 @@ static void independent(const char *path, struct totals *t)
                 t->cache_read += (uint64_t)cr;
                 t->cache_write += (uint64_t)cw;
                 t->total += (uint64_t)tot;
-                t->cost_micro += llround(cost * 1e6);
+                t->cost_nano += llround(cost * 1e9);
         next:
                 json_object_put(e);
         }
@@ -703,7 +703,7 @@ static void test_samples(void)
         is_int(mine.cache_read, ref.cache_read, "samples: cache read");
         is_int(mine.cache_write, ref.cache_write, "samples: cache write");
         is_int(mine.total, ref.total, "samples: total");
-        is_int(mine.cost_micro, ref.cost_micro, "samples: cost");
+        is_int(mine.cost_nano, ref.cost_nano, "samples: cost");
         free(mine.keys);
 }
 

@@ -20,7 +20,7 @@
 
 struct totals {
         uint64_t rows, input, output, cache_read, cache_write, reasoning, total, calls, files;
-        int64_t cost_micro;
+        int64_t cost_nano;
         struct row_key *keys;
         size_t nkeys, capkeys;
         bool dedup;
@@ -47,7 +47,7 @@ static void add_rows(struct totals *t, const struct row_batch *b)
                 t->cache_write += r->cache_write;
                 t->reasoning += r->reasoning;
                 t->total += r->total;
-                t->cost_micro += r->cost_micro;
+                t->cost_nano += r->cost_nano;
                 t->calls += r->n_calls;
         }
 }
@@ -201,7 +201,7 @@ static void compare_oracle(const char *what, const char *path, const struct tota
         SAME(cache_write, "cache_write");
         SAME(reasoning, "reasoning");
         SAME(total, "total");
-        SAME(cost_micro, "cost_micro");
+        SAME(cost_nano, "cost_nano");
         SAME(calls, "calls");
 #undef SAME
         json_object_put(o);
@@ -225,14 +225,11 @@ static void test_realgen(const char *samples)
         is_int(t.cache_write, 576, "realgen: cacheWrite 576");
         is_int(t.total, 63189, "realgen: total 63,189");
         is_int(t.rows, 24, "realgen: 24 distinct calls");
-        /* Rows keep whole micro-USD (llround of each cost.total); the
-         * written figures summed exactly are $0.091341, the rounded rows
-         * $0.091340. Within half a micro-USD per row either way. */
-        is_int(t.cost_micro, 91340, "realgen: sum of per-row micro-USD");
-        ok(llabs(t.cost_micro - 91341) * 2 <= (long long)t.rows, "realgen: cost within rounding of $0.091341");
+        /* Rows keep whole nano-USD (llround of each cost.total * 1e9),
+         * so the per-row sums are the written figures exactly. */
+        is_int(t.cost_nano, 91341000, "realgen: $0.091341 exactly");
         is_int(naive.total, 86002, "realgen naive sum over files: 86,002 tokens");
-        ok(llabs(naive.cost_micro - 132910) * 2 <= (long long)naive.rows,
-           "realgen naive cost within rounding of $0.132910");
+        is_int((naive.cost_nano + 500) / 1000, 132910, "realgen naive cost: $0.132910 to the micro-dollar");
         compare_oracle("realgen", root, &t);
 
         o = oracle(root);
@@ -302,11 +299,11 @@ static void test_pi_mono(const char *samples)
         static const struct {
                 const char *file;
                 uint64_t rows, input, output, cache_read, cache_write, total;
-                int64_t cost_micro;
+                int64_t cost_nano;
         } want[] = {
                 /* computed by tests/lib/pi_oracle.py; no duplicates inside a file */
-                { "pi-mono_compact.jsonl", 498, 14151, 94696, 42913033, 934691, 43956571, 29736520 },
-                { "pi-mono_large-session.jsonl", 439, 1049, 83156, 43229469, 4296232, 47609906, 30330202 },
+                { "pi-mono_compact.jsonl", 498, 14151, 94696, 42913033, 934691, 43956571, 29736490250 },
+                { "pi-mono_large-session.jsonl", 439, 1049, 83156, 43229469, 4296232, 47609906, 30330197700 },
         };
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
                 char path[PATH_MAX], name[160];
@@ -322,7 +319,7 @@ static void test_pi_mono(const char *samples)
                 W(cache_read);
                 W(cache_write);
                 W(total);
-                W(cost_micro);
+                W(cost_nano);
 #undef W
                 compare_oracle(want[i].file, path, &t);
                 free(t.keys);
@@ -393,8 +390,7 @@ static void test_openclaw_events(const char *samples)
         is_int(t.cache_read, 143168, "openclaw events: cacheRead 143,168");
         is_int(t.cache_write, 256, "openclaw events: cacheWrite 256");
         is_int(t.total, 249197, "openclaw events: total 249,197");
-        ok(llabs(t.cost_micro - 302212) * 2 <= (long long)t.rows, "openclaw events: cost within rounding of $0.302212 (%lld)",
-           (long long)t.cost_micro);
+        is_int((t.cost_nano + 500) / 1000, 302212, "openclaw events: $0.302212 to the micro-dollar");
         free(t.keys);
 }
 

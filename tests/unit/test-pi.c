@@ -379,7 +379,7 @@ static void test_assistant(void)
         is_int(r->total, 100, "total = totalTokens");
         is_int(r->reasoning, 5, "reasoning (subset, not added)");
         is_int(r->cost_source, COST_VENDOR, "vendor cost");
-        is_int(r->cost_micro, 12346, "cost rounded to micro-USD");
+        is_int(r->cost_nano, 12345600, "cost kept in nano-USD");
         is_int(r->source_hash, 77, "source hash from ctx");
         is_int(r->n_calls, 2, "two tool calls");
         is_str(r->calls[0].name, "read", "call name");
@@ -398,7 +398,7 @@ static void test_assistant(void)
         is_int(b.n ? b.rows[0].total : 0, 10, "total computed");
         is_int(b.n ? b.rows[0].reasoning : 0, 2, "reasoningTokens");
         is_int(b.n ? b.rows[0].cost_source : 9, COST_NONE, "cost.total 0: unpriced");
-        is_int(b.n ? b.rows[0].cost_micro : 9, 0, "unpriced cost 0");
+        is_int(b.n ? b.rows[0].cost_nano : 9, 0, "unpriced cost 0");
         row_batch_clear(&b);
         feed(&FL_PI, &ps, &b, asst("a", "m", 3, NULL, "{\"input\":1,\"output\":2}", NULL));
         is_int(b.n ? b.rows[0].cost_source : 9, COST_NONE, "no cost object: unpriced");
@@ -562,7 +562,7 @@ static void test_openclaw_flavor(void)
         struct json_object *n = json_object_new_int(5);
         is_int(pi_parse_entry(&FL_OC, NULL, &ps, h, &b), PARSE_OK, "pi_parse_entry: header");
         is_int(pi_parse_entry(&FL_OC, NULL, &ps, a, &b), PARSE_OK, "pi_parse_entry: assistant");
-        ok(b.n == 1 && b.rows[0].total == 15227 && b.rows[0].cost_micro == 30678 && b.rows[0].source_hash == 0,
+        ok(b.n == 1 && b.rows[0].total == 15227 && b.rows[0].cost_nano == 30678000 && b.rows[0].source_hash == 0,
            "pi_parse_entry row (NULL ctx)");
         is_int(pi_parse_entry(&FL_OC, NULL, &ps, n, &b), PARSE_MALFORMED, "pi_parse_entry: non-object");
         json_object_put(h);
@@ -861,7 +861,7 @@ static void test_misc_api(void)
 struct totals {
         uint64_t rows, input, output, cache_read, cache_write, reasoning, total, priced, calls;
         uint64_t not_source, malformed, files;
-        int64_t cost_micro;
+        int64_t cost_nano;
         struct row_key *keys;
         size_t nkeys, capkeys;
 };
@@ -887,7 +887,7 @@ static void add_rows(struct totals *t, const struct row_batch *b)
                 t->cache_write += r->cache_write;
                 t->reasoning += r->reasoning;
                 t->total += r->total;
-                t->cost_micro += r->cost_micro;
+                t->cost_nano += r->cost_nano;
                 t->priced += r->cost_source == COST_VENDOR;
                 t->calls += r->n_calls;
         }
@@ -1018,7 +1018,7 @@ static void check_case(const char *name, struct json_object *c, const char *base
         CHECK(cache_write, "cache_write");
         CHECK(reasoning, "reasoning");
         CHECK(total, "total");
-        CHECK(cost_micro, "cost_micro");
+        CHECK(cost_nano, "cost_nano");
         CHECK(priced, "priced_rows");
         CHECK(calls, "calls");
         CHECK(not_source, "not_source");

@@ -683,7 +683,7 @@ static void test_parse(void)
                 ok(!(r->flags & ROW_F_TOKENS_KNOWN), "tokens unknown (no ROW_F_TOKENS_KNOWN)");
                 ok(!(r->flags & ROW_F_TIME_APPROX), "exact time");
                 is_int(r->cost_source, COST_NONE, "cost unpriced");
-                ok(r->input == 0 && r->output == 0 && r->total == 0 && r->cost_micro == 0, "no numbers invented");
+                ok(r->input == 0 && r->output == 0 && r->total == 0 && r->cost_nano == 0, "no numbers invented");
                 is_int(r->n_calls, 3, "three tool calls (a non-object entry skipped)");
                 is_str(r->calls[0].id, "call_a", "nested call id");
                 is_str(r->calls[0].name, "exec", "nested call name");

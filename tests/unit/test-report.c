@@ -39,7 +39,7 @@ static void put(const char *id, const char *tool, const char *session, const cha
                 r.total = 1250;
         }
         r.cost_source = cost_src;
-        r.cost_micro = cost;
+        r.cost_nano = cost * 1000; /* cost is given in micro-USD */
         ROW_SET(r.tool, tool);
         ROW_SET(r.session, session);
         ROW_SET(r.project, "/work/p");
@@ -275,7 +275,7 @@ static void test_row_json(void)
         json_object_put(o);
         r.flags = ROW_F_TOKENS_KNOWN;
         r.cost_source = COST_COMPUTED;
-        r.cost_micro = 12;
+        r.cost_nano = 12000;
         o = report_row_json(&r);
         is_str(text(o, "cost_usd"), "0.000012", "row cost in USD, 6 decimals");
         is_str(sfield(o, "cost_source"), "computed", "row cost source");

@@ -115,7 +115,7 @@ static void fill_row(struct usage_row *r)
         r->cache_write = 4;
         r->reasoning = 5;
         r->total = UINT64_MAX;
-        r->cost_micro = -42;
+        r->cost_nano = -42;
         r->source_hash = 0x0102030405060708ull;
         r->n_calls = 3;
         ROW_SET(r->tool, "openclaw");
@@ -146,7 +146,7 @@ static void test_encode(void)
         is_int(b.time_ms, -1234567, "negative time round trips");
         ok(b.input == 1 && b.output == 2 && b.cache_read == 3 && b.cache_write == 4 &&
            b.reasoning == 5 && b.total == UINT64_MAX, "token fields round trip");
-        is_int(b.cost_micro, -42, "cost round trips");
+        is_int(b.cost_nano, -42, "cost round trips");
         ok(b.source_hash == a.source_hash, "source hash round trips");
         is_int(b.n_calls, 3, "n_calls kept");
         is_str(b.calls[0].name, "", "calls are not encoded");
