@@ -186,7 +186,15 @@ static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask
                 return;
         /* SQLite: a change to db-wal / db-journal means the database changed */
         size_t n = strlen(path);
-        static const char *const sfx[] = { "-wal", "-journal", "-shm", NULL };
+        /* our own read-only opens touch -shm (and the -wal's atime/close):
+         * only writes to -wal / -journal mean another process changed it */
+        static const char *const sfx[] = { "-wal", "-journal", NULL };
+        if (n > 4 && strcmp(path + n - 4, "-shm") == 0)
+                return;
+        if (!(mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO)) &&
+            ((n > 4 && strcmp(path + n - 4, "-wal") == 0) ||
+             (n > 8 && strcmp(path + n - 8, "-journal") == 0)))
+                return;
         for (size_t i = 0; sfx[i]; i++) {
                 size_t k = strlen(sfx[i]);
                 if (n > k && strcmp(path + n - k, sfx[i]) == 0) {
@@ -292,6 +300,8 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 return 0;
         }
         if (strcmp(cmd, "rescan") == 0) {
+                /* discovery again too: new agents, profiles, changed configs */
+                (void)ingest_discover(d->ingest);
                 watch_roots(d);
                 (void)ingest_reconcile(d->ingest);
                 schedule_drain(d);

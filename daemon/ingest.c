@@ -155,10 +155,15 @@ int ingest_discover(struct ingest *in)
                         log_full(LOG_WARNING, a->id, NULL, 0, "%s; using defaults, going on",
                                  warning);
         }
+        /* log the roots when they change (start, reload, rescan) */
+        bool same = roots.n == in->roots.n;
+        for (size_t i = 0; same && i < roots.n; i++)
+                same = strcmp(roots.v[i].path, in->roots.v[i].path) == 0 &&
+                       roots.v[i].reason == in->roots.v[i].reason;
         /* sources keep pointing at root indexes: remap by path after swap */
         root_list_free(&in->roots);
         in->roots = roots;
-        for (size_t i = 0; i < in->roots.n; i++)
+        for (size_t i = 0; !same && i < in->roots.n; i++)
                 log_root(&in->roots.v[i]);
         for (size_t b = 0; b < in->nbuckets; b++)
                 for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
