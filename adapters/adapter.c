@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "adapter.h"
+#include "binio.h"
+#include "ledger.h"
 #include "registry.h"
 
 const char *cap_tokens_name(uint8_t v)
@@ -99,120 +101,72 @@ const char *discover_env_get(const struct discover_env *env, const char *name)
 }
 
 /* ---- parse state encoding -------------------------------------------------
- * Version 1, little-endian:
- *   u8 version(=1) | u32 flags | u32 version | i64 fallback_time_ms |
- *   i64 last_time_ms | 4 x (u16 len, bytes): session, project, provider, model
- * At most 25 + 4*2 + 127+511+63+127 = 861 bytes (< CHECKPOINT_STATE_MAX). */
+ * Little-endian:
+ *   u8 encoding (2) | u32 flags | u32 version | i64 fallback_time_ms |
+ *   i64 last_time_ms | 4 x (u16 len, bytes): session, project, provider,
+ *   model | u16 priv_len, priv bytes
+ * Encoding 1 (before the private area) is the same without the priv part;
+ * it still decodes, with priv_len 0. Each adapter that uses priv reads a
+ * state of encoding 1 as it meant then (see picoclaw.c, openclaw-db.c). */
 
-#define PS_ENCODING_V1 1
+#define PS_ENCODING_V1 1 /* no private area */
+#define PS_ENCODING_V2 2
 
-struct wbuf {
-        uint8_t *p;
-        size_t n, cap;
-        int err;
-};
-
-static void put_bytes(struct wbuf *w, const void *src, size_t n)
-{
-        if (w->err)
-                return;
-        if (w->cap - w->n < n) {
-                w->err = -ENOBUFS;
-                return;
-        }
-        memcpy(w->p + w->n, src, n);
-        w->n += n;
-}
-
-static void put_u64(struct wbuf *w, uint64_t v, size_t width)
-{
-        uint8_t b[8];
-        for (size_t i = 0; i < width; i++)
-                b[i] = (uint8_t)(v >> (8 * i));
-        put_bytes(w, b, width);
-}
-
-static void put_str(struct wbuf *w, const char *s, size_t field_cap)
-{
-        size_t n = strnlen(s, field_cap - 1);
-        put_u64(w, n, 2);
-        put_bytes(w, s, n);
-}
+_Static_assert(PS_ENCODED_MAX <= CHECKPOINT_STATE_MAX, "an encoded parse_state fits a checkpoint");
+_Static_assert(PS_PRIV_MAX <= UINT16_MAX, "priv_len fits its u16");
 
 int parse_state_encode(const struct parse_state *ps, uint8_t *buf, size_t cap, size_t *ret_len)
 {
-        struct wbuf w = { buf, 0, cap, 0 };
+        struct bw w = { buf, 0, cap, false };
 
-        put_u64(&w, PS_ENCODING_V1, 1);
-        put_u64(&w, ps->flags, 4);
-        put_u64(&w, ps->version, 4);
-        put_u64(&w, (uint64_t)ps->fallback_time_ms, 8);
-        put_u64(&w, (uint64_t)ps->last_time_ms, 8);
-        put_str(&w, ps->session, sizeof(ps->session));
-        put_str(&w, ps->project, sizeof(ps->project));
-        put_str(&w, ps->provider, sizeof(ps->provider));
-        put_str(&w, ps->model, sizeof(ps->model));
-        if (w.err)
-                return w.err;
-        *ret_len = w.n;
+        if (ps->priv_len > PS_PRIV_MAX)
+                return -EINVAL;
+        bw_u8(&w, PS_ENCODING_V2);
+        bw_u32(&w, ps->flags);
+        bw_u32(&w, ps->version);
+        bw_u64(&w, (uint64_t)ps->fallback_time_ms);
+        bw_u64(&w, (uint64_t)ps->last_time_ms);
+        bw_str(&w, ps->session, sizeof(ps->session));
+        bw_str(&w, ps->project, sizeof(ps->project));
+        bw_str(&w, ps->provider, sizeof(ps->provider));
+        bw_str(&w, ps->model, sizeof(ps->model));
+        bw_u16(&w, (uint16_t)ps->priv_len);
+        bw_bytes(&w, ps->priv, ps->priv_len);
+        if (w.overflow)
+                return -ENOBUFS;
+        *ret_len = w.len;
         return 0;
-}
-
-struct rbuf {
-        const uint8_t *p;
-        size_t n, pos;
-        int err;
-};
-
-static uint64_t get_u64(struct rbuf *r, size_t width)
-{
-        uint64_t v = 0;
-        if (r->err || r->n - r->pos < width) {
-                r->err = -EBADMSG;
-                return 0;
-        }
-        for (size_t i = 0; i < width; i++)
-                v |= (uint64_t)r->p[r->pos + i] << (8 * i);
-        r->pos += width;
-        return v;
-}
-
-static void get_str(struct rbuf *r, char *dst, size_t field_cap)
-{
-        size_t n = (size_t)get_u64(r, 2);
-        if (r->err)
-                return;
-        if (n >= field_cap || r->n - r->pos < n || memchr(r->p + r->pos, 0, n)) {
-                r->err = -EBADMSG;
-                return;
-        }
-        memcpy(dst, r->p + r->pos, n);
-        dst[n] = 0;
-        r->pos += n;
 }
 
 int parse_state_decode(const uint8_t *buf, size_t len, struct parse_state *ret_ps)
 {
-        struct rbuf r = { buf, len, 0, 0 };
+        struct br r = { buf, len, 0, false };
         struct parse_state ps;
+        uint8_t encoding;
 
         if (!buf)
                 return -EBADMSG;
         memset(&ps, 0, sizeof(ps));
-        if (get_u64(&r, 1) != PS_ENCODING_V1)
+        encoding = br_u8(&r);
+        if (encoding != PS_ENCODING_V1 && encoding != PS_ENCODING_V2)
                 return -EBADMSG;
-        ps.flags = (uint32_t)get_u64(&r, 4);
-        ps.version = (uint32_t)get_u64(&r, 4);
-        ps.fallback_time_ms = (int64_t)get_u64(&r, 8);
-        ps.last_time_ms = (int64_t)get_u64(&r, 8);
-        get_str(&r, ps.session, sizeof(ps.session));
-        get_str(&r, ps.project, sizeof(ps.project));
-        get_str(&r, ps.provider, sizeof(ps.provider));
-        get_str(&r, ps.model, sizeof(ps.model));
-        if (r.err)
-                return r.err;
-        if (r.pos != r.n)
+        ps.flags = br_u32(&r);
+        ps.version = br_u32(&r);
+        ps.fallback_time_ms = (int64_t)br_u64(&r);
+        ps.last_time_ms = (int64_t)br_u64(&r);
+        br_str(&r, ps.session, sizeof(ps.session));
+        br_str(&r, ps.project, sizeof(ps.project));
+        br_str(&r, ps.provider, sizeof(ps.provider));
+        br_str(&r, ps.model, sizeof(ps.model));
+        if (encoding == PS_ENCODING_V2) {
+                const uint8_t *q;
+                ps.priv_len = br_u16(&r);
+                if (ps.priv_len > PS_PRIV_MAX || !(q = br_take(&r, ps.priv_len)))
+                        return -EBADMSG;
+                memcpy(ps.priv, q, ps.priv_len);
+        }
+        if (r.bad || r.pos != r.len)
                 return -EBADMSG;
-        *ret_ps = ps;
+        memcpy(ret_ps, &ps, sizeof(ps)); /* all bytes, padding included */
         return 0;
 }

@@ -79,8 +79,12 @@ enum classify_result {
 
 /* ---- parsing ------------------------------------------------------------- */
 
+#define PS_PRIV_MAX 128
+
 /* Per-source state carried across lines and persisted in the checkpoint, so
- * a tail-read after a restart resumes with the right context. */
+ * a tail-read after a restart resumes with the right context. The named
+ * fields mean the same for every adapter; what only one adapter needs goes
+ * into priv. */
 struct parse_state {
         uint32_t flags;                  /* PS_* */
         uint32_t version;                /* harness format version (pi: 1..3) */
@@ -90,10 +94,25 @@ struct parse_state {
         char model[ROW_MODEL_MAX];
         int64_t fallback_time_ms;        /* for lines without a time of their own */
         int64_t last_time_ms;            /* time of the last entry seen */
+        /* Adapter-private, persisted with the checkpoint: bytes only the
+         * adapter that reads the source interprets, written and read with an
+         * explicit layout of its own (never a struct copied in). priv_len 0
+         * (a fresh source, or a state written before this area existed):
+         * nothing kept. */
+        uint32_t priv_len;
+        uint8_t priv[PS_PRIV_MAX];
 };
 #define PS_HEADER_SEEN 0x1u /* the first line has been examined */
 #define PS_NOT_SOURCE  0x2u /* the file is not this harness's: read nothing more */
 
+/* The checkpoint form of a parse state: at most PS_ENCODED_MAX bytes (991,
+ * asserted to fit CHECKPOINT_STATE_MAX). encode: -ENOBUFS when cap is too small,
+ * -EINVAL for priv_len over PS_PRIV_MAX. decode: -EBADMSG for anything but
+ * a whole value of a known encoding version; states of the version before
+ * the private area decode with priv_len 0. */
+#define PS_ENCODED_MAX                                                                              \
+        (1 + 4 + 4 + 8 + 8 + 2 + (ROW_SESSION_MAX - 1) + 2 + (ROW_PROJECT_MAX - 1) + 2 +            \
+         (ROW_PROVIDER_MAX - 1) + 2 + (ROW_MODEL_MAX - 1) + 2 + PS_PRIV_MAX)
 int parse_state_encode(const struct parse_state *ps, uint8_t *buf, size_t cap, size_t *ret_len);
 int parse_state_decode(const uint8_t *buf, size_t len, struct parse_state *ret_ps);
 
@@ -142,7 +161,11 @@ struct adapter {
 
         /* Database sources: append rows past *io_watermark, advancing it.
          * At most max_rows rows per call; returns 0 when done, 1 when more
-         * remain, negative errno on failure (locked, corrupt, unknown schema). */
+         * remain, negative errno on failure (locked, corrupt, unknown schema).
+         * *io_malformed grows by the records passed over because they could
+         * not be decoded or parsed (the database's "malformed lines"); like
+         * the rows, only on success. */
         int (*collect_db)(const struct source_ctx *ctx, struct parse_state *ps,
-                          uint64_t *io_watermark, size_t max_rows, struct row_batch *out);
+                          uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
+                          uint64_t *io_malformed);
 };

@@ -2,14 +2,12 @@
  * setting discovery needs from it, session.store. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "adapt-util.h"
 #include "openclaw.h"
 
 #define CONFIG_MAX (1u << 20)
@@ -80,47 +78,21 @@ static char *dejson5(const char *s, size_t n)
  * be read (a broken config is the user's business, not an error here). */
 int openclaw_config_store(const char *path, char *buf, size_t cap)
 {
-        struct json_object *root = NULL, *sess, *store;
-        struct stat st;
-        char *text = NULL, *fixed = NULL;
-        ssize_t got = 0;
-        int fd, r = -ENOENT;
+        struct json_object *root, *sess = NULL;
+        char *text, *fixed = NULL;
+        size_t len;
+        int r = adapt_read_file(path, CONFIG_MAX, &text, &len);
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -ENOENT;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > CONFIG_MAX)
-                goto out;
-        text = malloc((size_t)st.st_size + 1);
-        if (!text) {
-                r = -ENOMEM;
-                goto out;
-        }
-        while (got < st.st_size) {
-                ssize_t k = read(fd, text + got, (size_t)(st.st_size - got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                got += k;
-        }
-        text[got] = 0;
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENOENT;
         root = json_tokener_parse(text);
-        if (!root && (fixed = dejson5(text, (size_t)got)))
+        if (!root && (fixed = dejson5(text, len)))
                 root = json_tokener_parse(fixed);
-        if (root && json_object_object_get_ex(root, "session", &sess) &&
-            json_object_object_get_ex(sess, "store", &store) &&
-            json_object_is_type(store, json_type_string)) {
-                size_t n = (size_t)json_object_get_string_len(store);
-                if (n > 0 && n < cap && !memchr(json_object_get_string(store), 0, n)) {
-                        memcpy(buf, json_object_get_string(store), n + 1);
-                        r = 0;
-                }
-        }
-out:
+        if (root)
+                json_object_object_get_ex(root, "session", &sess);
+        r = adapt_json_str(sess, "store", buf, cap);
         json_object_put(root);
         free(fixed);
         free(text);
-        close(fd);
         return r;
 }

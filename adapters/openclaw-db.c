@@ -19,11 +19,12 @@
  *   if that rowid is gone or holds another row (rows deleted, VACUUM
  *   renumbered, database replaced in place), everything is read again from
  *   rowid 0: the content keys make that harmless.
- * - A database file's parse_state is not a pi state (see struct db_state).
- *   It also keeps a fingerprint of the database and its -wal as of the last
- *   complete read: opening a WAL database, even read-only, touches its -wal
- *   and -shm, which the daemon watches; an unchanged fingerprint within
- *   RECHECK_MS returns at once, so our own reads do not wake us forever. */
+ * - A database file's parse_state holds only its private area (struct
+ *   db_state). That also keeps a fingerprint of the database and its -wal as
+ *   of the last complete read: opening a WAL database, even read-only,
+ *   touches its -wal and -shm, which the daemon watches; an unchanged
+ *   fingerprint within RECHECK_MS returns at once, so our own reads do not
+ *   wake us forever. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -37,24 +38,22 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "binio.h"
 #include "openclaw.h"
 
 #define BUSY_TIMEOUT_MS 200
 #define EVENT_MAX       (64u << 20) /* decompressed event cap (OpenClaw's own is 4 MiB) */
 #define RECHECK_MS      30000
-#define STATE_MAGIC     0x4f434442u /* "OCDB" in parse_state.version */
-#define STATE_DONE      0x100u      /* parse_state.flags: last call read to the end */
 
-/* What a database source keeps between calls, in its parse_state:
- *   version == STATE_MAGIC  (anything else: nothing known, read from 0)
- *   session                 "<hash64(session_id) hex>:<seq>" of the watermark row
- *   flags & STATE_DONE      the last call read everything there was ...
- *   fallback_time_ms        ... of the database with this fingerprint
- *   last_time_ms            ... at this time (CLOCK_REALTIME ms) */
+/* What a database source keeps between calls, in parse_state.priv: */
 struct db_state {
-        bool valid, done, have_mark;
-        uint64_t fp, mark_sid;
-        int64_t mark_seq, at_ms;
+        bool valid;        /* false: nothing known, read from rowid 0 */
+        bool done;         /* the last call read everything there was ... */
+        uint64_t fp;       /* ... of the database with this fingerprint ... */
+        int64_t at_ms;     /* ... at this time (CLOCK_REALTIME ms) */
+        bool have_mark;    /* the watermark row's identity is known: */
+        uint64_t mark_sid; /*   hash64(session_id) */
+        int64_t mark_seq;  /*   seq */
 };
 
 struct sess {
@@ -84,17 +83,33 @@ static int64_t now_ms(void)
 
 /* ---- state ------------------------------------------------------------------ */
 
-static struct db_state state_get(const struct parse_state *ps)
+/* parse_state.priv, little-endian:
+ *   u8 DB_PRIV_FORMAT | u8 flags (DB_DONE, DB_HAVE_MARK) | u64 fp |
+ *   i64 at_ms | u64 mark_sid | i64 mark_seq
+ * Any other content: nothing known. */
+#define DB_PRIV_FORMAT 1
+#define DB_PRIV_LEN    34
+#define DB_DONE        0x1u
+#define DB_HAVE_MARK   0x2u
+_Static_assert(DB_PRIV_LEN <= PS_PRIV_MAX, "db_state fits parse_state.priv");
+
+/* How parse_state encoding 1 (before the private area) held db_state:
+ * version == V1_MAGIC, flags & V1_DONE, fp in fallback_time_ms, at_ms in
+ * last_time_ms, "<hash64(session_id) hex>:<seq>" in session. */
+#define V1_MAGIC 0x4f434442u /* "OCDB" */
+#define V1_DONE  0x100u
+
+static struct db_state state_get_v1(const struct parse_state *ps)
 {
         struct db_state s = { 0 };
         unsigned long long h;
         long long seq;
         int used = 0;
 
-        if (ps->version != STATE_MAGIC)
+        if (ps->version != V1_MAGIC)
                 return s;
         s.valid = true;
-        s.done = (ps->flags & STATE_DONE) != 0;
+        s.done = (ps->flags & V1_DONE) != 0;
         s.fp = (uint64_t)ps->fallback_time_ms;
         s.at_ms = ps->last_time_ms;
         if (sscanf(ps->session, "%16llx:%lld%n", &h, &seq, &used) == 2 && ps->session[used] == 0) {
@@ -105,16 +120,40 @@ static struct db_state state_get(const struct parse_state *ps)
         return s;
 }
 
+static struct db_state state_get(const struct parse_state *ps)
+{
+        struct br r = { ps->priv, ps->priv_len, 0, false };
+        struct db_state s = { 0 };
+        uint8_t flags;
+
+        if (ps->priv_len == 0)
+                return state_get_v1(ps);
+        if (ps->priv_len != DB_PRIV_LEN || br_u8(&r) != DB_PRIV_FORMAT)
+                return s;
+        flags = br_u8(&r);
+        s.fp = br_u64(&r);
+        s.at_ms = (int64_t)br_u64(&r);
+        s.mark_sid = br_u64(&r);
+        s.mark_seq = (int64_t)br_u64(&r);
+        s.done = (flags & DB_DONE) != 0;
+        s.have_mark = (flags & DB_HAVE_MARK) != 0;
+        s.valid = !r.bad;
+        return s.valid ? s : (struct db_state){ 0 };
+}
+
+/* The whole parse_state is the private area: the named fields stay zero. */
 static void state_put(struct parse_state *ps, const struct db_state *s)
 {
+        struct bw w = { ps->priv, 0, sizeof(ps->priv), false };
+
         memset(ps, 0, sizeof(*ps));
-        ps->version = STATE_MAGIC;
-        ps->flags = s->done ? STATE_DONE : 0;
-        ps->fallback_time_ms = (int64_t)s->fp;
-        ps->last_time_ms = s->at_ms;
-        if (s->have_mark)
-                snprintf(ps->session, sizeof(ps->session), "%016llx:%lld",
-                         (unsigned long long)s->mark_sid, (long long)s->mark_seq);
+        bw_u8(&w, DB_PRIV_FORMAT);
+        bw_u8(&w, (uint8_t)((s->done ? DB_DONE : 0) | (s->have_mark ? DB_HAVE_MARK : 0)));
+        bw_u64(&w, s->fp);
+        bw_u64(&w, (uint64_t)s->at_ms);
+        bw_u64(&w, s->have_mark ? s->mark_sid : 0);
+        bw_u64(&w, s->have_mark ? (uint64_t)s->mark_seq : 0);
+        ps->priv_len = (uint32_t)w.len;
 }
 
 static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len, off_t head_off)
@@ -490,8 +529,9 @@ static int mark_holds(struct reader *rd, uint64_t wm, const struct db_state *st)
 }
 
 static int read_rows(struct reader *rd, uint64_t *io_wm, size_t max_rows, struct db_state *st,
-                     size_t *ret_n, struct row_batch *out)
+                     size_t *ret_n, uint64_t *ret_malformed, struct row_batch *out)
 {
+        uint64_t malformed = 0;
         size_t n = 0;
         int rc, r;
 
@@ -519,27 +559,33 @@ static int read_rows(struct reader *rd, uint64_t *io_wm, size_t max_rows, struct
                 if (s->ps.flags & PS_NOT_SOURCE)
                         continue;
                 r = event_text(rd, rd->q_main, 3, &text, &len);
-                if (r == -EBADMSG)
-                        continue; /* a bad blob: skipped, the watermark moves on */
+                if (r == -EBADMSG) {
+                        malformed++; /* a bad blob: skipped, the watermark moves on */
+                        continue;
+                }
                 if (r < 0)
                         return r;
                 r = pi_parse_line(&openclaw_flavor, rd->ctx, &s->ps, text, len, out);
                 if (r < 0)
                         return r;
+                if (r == PARSE_MALFORMED)
+                        malformed++;
         }
         sqlite3_reset(rd->q_main);
         if (rc != SQLITE_DONE)
                 return sql_errno(rd->db, rc);
         *ret_n = n;
+        *ret_malformed = malformed;
         return 0;
 }
 
 int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
-                        uint64_t *io_watermark, size_t max_rows, struct row_batch *out)
+                        uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
+                        uint64_t *io_malformed)
 {
         struct reader rd = { .ctx = ctx };
         struct db_state st = state_get(ps);
-        uint64_t wm = *io_watermark, fp = fingerprint(ctx->path);
+        uint64_t wm = *io_watermark, fp = fingerprint(ctx->path), malformed = 0;
         int64_t now = now_ms();
         size_t n0 = out->n, n = 0;
         int r;
@@ -561,7 +607,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                         }
                 }
                 if (r >= 0)
-                        r = read_rows(&rd, &wm, max_rows, &st, &n, out);
+                        r = read_rows(&rd, &wm, max_rows, &st, &n, &malformed, out);
         }
         reader_free(&rd);
         if (r < 0) {
@@ -573,5 +619,6 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         st.at_ms = now;
         state_put(ps, &st);
         *io_watermark = wm;
+        *io_malformed += malformed;
         return st.done ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapt-util.h"
 #include "openclaw.h"
 #include "registry.h"
 
@@ -174,31 +175,6 @@ static bool unset(const char *v)
         return !*v || strcmp(v, "undefined") == 0 || strcmp(v, "null") == 0;
 }
 
-/* `~` and `~/x` against home; relative against base (NULL: refused);
- * trailing slashes dropped. */
-static int resolve_path(const char *value, const char *home, const char *base, char *buf,
-                        size_t cap)
-{
-        int n;
-
-        if (value[0] == '~' && (value[1] == 0 || value[1] == '/')) {
-                if (!home || home[0] != '/')
-                        return -EINVAL;
-                n = snprintf(buf, cap, "%s%s", home, value + 1);
-        } else if (value[0] == '/') {
-                n = snprintf(buf, cap, "%s", value);
-        } else {
-                if (!base || base[0] != '/')
-                        return -EINVAL;
-                n = snprintf(buf, cap, "%s/%s", base, value);
-        }
-        if (n < 0 || (size_t)n >= cap)
-                return -ENAMETOOLONG;
-        while (n > 1 && buf[n - 1] == '/')
-                buf[--n] = 0;
-        return 0;
-}
-
 static bool join(char *buf, size_t cap, const char *dir, const char *name)
 {
         int n = snprintf(buf, cap, "%s/%s", dir, name);
@@ -215,25 +191,7 @@ static bool is_dir(const char *path)
 static int add_root(struct root_list *out, const char *path, const char *label, uint8_t reason,
                     const char *env_var, const char *detail, uint8_t max_depth)
 {
-        struct root *rt;
-        int r;
-
-        for (size_t i = 0; i < out->n; i++)
-                if (out->v[i].adapter == &adapter_openclaw && strcmp(out->v[i].path, path) == 0)
-                        return 0;
-        r = root_list_push(out, &rt);
-        if (r < 0)
-                return r;
-        snprintf(rt->path, sizeof(rt->path), "%s", path);
-        snprintf(rt->label, sizeof(rt->label), "%s", label);
-        rt->reason = reason;
-        if (env_var)
-                snprintf(rt->env_var, sizeof(rt->env_var), "%s", env_var);
-        if (detail)
-                snprintf(rt->detail, sizeof(rt->detail), "%s", detail);
-        rt->max_depth = max_depth;
-        rt->adapter = &adapter_openclaw;
-        return 1;
+        return adapt_add_root(out, &adapter_openclaw, path, label, reason, env_var, detail, max_depth);
 }
 
 /* Whether a scan of some listed root already reaches files named probe in
@@ -432,7 +390,7 @@ static int add_config(struct root_list *out, const char *cfg, const char *home, 
                 const char *id = n ? ids[i] : "main";
                 char *slash;
                 if (!subst_agent(store, id, one, sizeof(one)) ||
-                    resolve_path(one, home[0] ? home : NULL, cfgdir, dir, sizeof(dir)) < 0 ||
+                    adapt_resolve_path(one, home[0] ? home : NULL, cfgdir, dir, sizeof(dir)) < 0 ||
                     !(slash = strrchr(dir, '/')) || slash == dir)
                         continue;
                 *slash = 0; /* the store file's directory */
@@ -475,15 +433,16 @@ static int oc_discover(const struct discover_env *env, struct root_list *out)
 
         if (unset(hvar) || hvar[0] != '/')
                 hvar = NULL;
-        if (!unset(ohome) && resolve_path(ohome, hvar, NULL, home, sizeof(home)) == 0)
+        if (!unset(ohome) && adapt_resolve_path(ohome, hvar, NULL, home, sizeof(home)) == 0)
                 hv = "OPENCLAW_HOME";
-        else if (!hvar || resolve_path(hvar, NULL, NULL, home, sizeof(home)) < 0)
+        else if (!hvar || adapt_resolve_path(hvar, NULL, NULL, home, sizeof(home)) < 0)
                 home[0] = 0;
         if (home[0] && (!join(dflt, sizeof(dflt), home, ".openclaw") ||
                         !join(legacy, sizeof(legacy), home, ".clawdbot")))
                 home[0] = 0;
 
-        if (!unset(sdir) && resolve_path(sdir, home[0] ? home : NULL, NULL, state, sizeof(state)) == 0) {
+        if (!unset(sdir) &&
+            adapt_resolve_path(sdir, home[0] ? home : NULL, NULL, state, sizeof(state)) == 0) {
                 sreason = ROOT_ENV;
                 sv = "OPENCLAW_STATE_DIR";
         } else if (home[0]) {
@@ -504,13 +463,14 @@ static int oc_discover(const struct discover_env *env, struct root_list *out)
                         r = add_profiles(out, home, unset(prof) ? NULL : prof);
         }
         if (r >= 0) {
-                if (!unset(cfg) && resolve_path(cfg, home[0] ? home : NULL, NULL, path, sizeof(path)) == 0)
+                if (!unset(cfg) &&
+                    adapt_resolve_path(cfg, home[0] ? home : NULL, NULL, path, sizeof(path)) == 0)
                         r = add_config(out, path, home, state);
                 else if (state[0] && join(path, sizeof(path), state, "openclaw.json"))
                         r = add_config(out, path, home, state);
         }
         if (r >= 0 && !unset(adir) &&
-            resolve_path(adir, home[0] ? home : NULL, NULL, path, sizeof(path)) == 0 &&
+            adapt_resolve_path(adir, home[0] ? home : NULL, NULL, path, sizeof(path)) == 0 &&
             !covered(out, path, DB_NAME))
                 r = add_root(out, path, "agent dir", ROOT_ENV, "OPENCLAW_AGENT_DIR", NULL, 0);
         return r < 0 ? r : 0;

@@ -21,7 +21,10 @@ int openclaw_config_store(const char *path, char *buf, size_t cap);
 
 /* collect_db for agents/<id>/agent/openclaw-agent.sqlite: rows of table
  * transcript_events past the rowid watermark (see openclaw-db.c for what
- * the parse_state holds for a database). -EBUSY locked, -EBADMSG corrupt,
- * -EPROTO unknown schema, -EACCES/-ENOENT cannot open: no rows then. */
+ * the parse_state holds for a database). Events whose event_json or
+ * event_zstd cannot be decoded, or that are not JSON, are skipped and
+ * counted in *io_malformed. -EBUSY locked, -EBADMSG corrupt, -EPROTO
+ * unknown schema, -EACCES/-ENOENT cannot open: no rows (and no count) then. */
 int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
-                        uint64_t *io_watermark, size_t max_rows, struct row_batch *out);
+                        uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
+                        uint64_t *io_malformed);

@@ -1,15 +1,13 @@
 /* The Pi coding agent: where its session files are (the env variables, the
  * settings.json sessionDir, the default agent dir) and which files count. */
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "adapt-util.h"
 #include "adapter.h"
 #include "pi_lines.h"
 #include "registry.h"
@@ -22,102 +20,31 @@ static const struct pi_flavor pi_flavor = {
         .model_snapshot = false,
 };
 
-/* `~` and `~/x` against HOME (as pi does; `~user` is not expanded); a
- * relative result is resolved against `base` (NULL: refused). Trailing
- * slashes are dropped. -EINVAL when no absolute path results. */
-static int resolve_path(const char *value, const char *home, const char *base, char *buf,
-                        size_t cap)
-{
-        int n;
-
-        if (value[0] == '~' && (value[1] == 0 || value[1] == '/')) {
-                if (!home || home[0] != '/')
-                        return -EINVAL;
-                n = snprintf(buf, cap, "%s%s", home, value + 1);
-        } else if (value[0] == '/') {
-                n = snprintf(buf, cap, "%s", value);
-        } else {
-                if (!base || base[0] != '/')
-                        return -EINVAL;
-                n = snprintf(buf, cap, "%s/%s", base, value);
-        }
-        if (n < 0 || (size_t)n >= cap)
-                return -ENAMETOOLONG;
-        while (n > 1 && buf[n - 1] == '/')
-                buf[--n] = 0;
-        return 0;
-}
-
 /* sessionDir from <agentDir>/settings.json; -ENOENT when there is none
  * (missing file, unreadable, not JSON, no such key: pi then uses its
  * default, and so do we). */
 static int read_session_dir(const char *settings, char *buf, size_t cap)
 {
-        struct json_object *root = NULL, *v;
-        struct stat st;
-        char *text = NULL;
-        ssize_t got = 0;
-        int fd, r = -ENOENT;
+        struct json_object *root;
+        char *text;
+        size_t len;
+        int r = adapt_read_file(settings, SETTINGS_MAX, &text, &len);
 
-        fd = open(settings, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -ENOENT;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-            (uint64_t)st.st_size > SETTINGS_MAX)
-                goto out;
-        text = malloc((size_t)st.st_size + 1);
-        if (!text) {
-                r = -ENOMEM;
-                goto out;
-        }
-        while (got < st.st_size) {
-                ssize_t k = read(fd, text + got, (size_t)(st.st_size - got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                got += k;
-        }
-        text[got] = 0;
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENOENT;
         root = json_tokener_parse(text);
-        if (root && json_object_object_get_ex(root, "sessionDir", &v) &&
-            json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0) {
-                size_t n = (size_t)json_object_get_string_len(v);
-                if (n < cap && !memchr(json_object_get_string(v), 0, n)) {
-                        memcpy(buf, json_object_get_string(v), n + 1);
-                        r = 0;
-                }
-        }
-out:
+        r = adapt_json_str(root, "sessionDir", buf, cap);
         json_object_put(root);
         free(text);
-        close(fd);
         return r;
 }
 
 static int add_root(struct root_list *out, const char *path, const char *label, uint8_t reason,
                     const char *env_var, const char *detail)
 {
-        struct root *rt;
-        int r;
-
-        /* the same directory named twice (e.g. sessionDir = the default) */
-        for (size_t i = 0; i < out->n; i++)
-                if (out->v[i].adapter == &adapter_pi && strcmp(out->v[i].path, path) == 0)
-                        return 0;
-        r = root_list_push(out, &rt);
-        if (r < 0)
-                return r;
-        snprintf(rt->path, sizeof(rt->path), "%s", path);
-        snprintf(rt->label, sizeof(rt->label), "%s", label);
-        rt->reason = reason;
-        if (env_var)
-                snprintf(rt->env_var, sizeof(rt->env_var), "%s", env_var);
-        if (detail)
-                snprintf(rt->detail, sizeof(rt->detail), "%s", detail);
-        rt->max_depth = 1; /* <root>/x.jsonl and <root>/<encoded-cwd>/x.jsonl */
-        rt->adapter = &adapter_pi;
-        return 0;
+        /* <root>/x.jsonl and <root>/<encoded-cwd>/x.jsonl; the same directory
+         * named twice (e.g. sessionDir = the default) is listed once */
+        return adapt_add_root(out, &adapter_pi, path, label, reason, env_var, detail, 1);
 }
 
 /* Pi picks ONE sessions directory by precedence (--session-dir, then
@@ -137,7 +64,7 @@ static int pi_discover(const struct discover_env *env, struct root_list *out)
 
         if (home && home[0] != '/')
                 home = NULL;
-        if (agent_env && resolve_path(agent_env, home, home, agent_dir, sizeof(agent_dir)) == 0) {
+        if (agent_env && adapt_resolve_path(agent_env, home, home, agent_dir, sizeof(agent_dir)) == 0) {
                 have_agent = true;
         } else if (home) {
                 r = snprintf(agent_dir, sizeof(agent_dir), "%s/.pi/agent", home);
@@ -146,7 +73,7 @@ static int pi_discover(const struct discover_env *env, struct root_list *out)
         }
 
         if (session_env) {
-                if (resolve_path(session_env, home, home, path, sizeof(path)) == 0) {
+                if (adapt_resolve_path(session_env, home, home, path, sizeof(path)) == 0) {
                         r = add_root(out, path, "session dir", ROOT_ENV,
                                      "PI_CODING_AGENT_SESSION_DIR", NULL);
                         if (r < 0)
@@ -158,7 +85,7 @@ static int pi_discover(const struct discover_env *env, struct root_list *out)
                 r = read_session_dir(settings, value, sizeof(value));
                 if (r == -ENOMEM)
                         return r;
-                if (r == 0 && resolve_path(value, home, agent_dir, path, sizeof(path)) == 0) {
+                if (r == 0 && adapt_resolve_path(value, home, agent_dir, path, sizeof(path)) == 0) {
                         r = add_root(out, path, "sessionDir", ROOT_CONFIG, NULL, settings);
                         if (r < 0)
                                 return r;

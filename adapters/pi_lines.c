@@ -1,8 +1,8 @@
 /* The pi session line parser shared by Pi and OpenClaw: header check, usage
  * rows from every place pi writes usage, the carried model, tool calls, and
  * a message-identity dedup key that collapses fork copies and migrations.
- * Lines are read by a small validating JSON scanner that keeps only the
- * fields below and skips the rest (content, images) without building it. */
+ * Lines are read by the validating scanner (common/jscan.h), which keeps
+ * only the fields below and skips the rest (content, images). */
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -11,503 +11,106 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jscan.h"
 #include "lines.h"
 #include "pi_lines.h"
-#include "timefmt.h"
 
-/* Nesting beyond this is refused as malformed (tool arguments stay far
- * below it; it bounds the scanner's recursion). */
-#define JSON_MAX_DEPTH 512
-
-/* ---- the scanner ------------------------------------------------------------ */
-
-struct jscan {
-        const char *p, *end;
-};
-
-/* A string's raw bytes between its quotes (escapes not yet decoded); p is
- * NULL when the member was absent or not a string. */
-struct span {
-        const char *p;
-        size_t n;
-};
-
-struct jnum {
-        bool present, is_int;
-        int64_t i;
-        double d;
-};
-
-struct jtime {
-        bool present;
-        int64_t ms;
-};
-
-static void ws(struct jscan *s)
-{
-        while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-                s->p++;
-}
-
-/* At '"': to after the closing quote. */
-static bool jstring(struct jscan *s, struct span *out)
-{
-        const char *start = s->p + 1, *q = start;
-
-        for (;;) {
-                size_t bs = 0;
-                q = q < s->end ? memchr(q, '"', (size_t)(s->end - q)) : NULL;
-                if (!q)
-                        return false;
-                while (q - bs > start && q[-1 - (ptrdiff_t)bs] == '\\')
-                        bs++;
-                if (!(bs & 1))
-                        break;
-                q++;
-        }
-        if (out) {
-                out->p = start;
-                out->n = (size_t)(q - start);
-        }
-        s->p = q + 1;
-        return true;
-}
-
-static bool is_digit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
-/* A JSON number (strict grammar). */
-static bool jnumber(struct jscan *s, struct jnum *out)
-{
-        const char *b = s->p, *p = b, *e = s->end;
-        bool is_int = true;
-
-        if (p < e && *p == '-')
-                p++;
-        if (p >= e || !is_digit(*p))
-                return false;
-        if (*p == '0')
-                p++;
-        else
-                while (p < e && is_digit(*p))
-                        p++;
-        if (p < e && *p == '.') {
-                p++;
-                if (p >= e || !is_digit(*p))
-                        return false;
-                while (p < e && is_digit(*p))
-                        p++;
-                is_int = false;
-        }
-        if (p < e && (*p == 'e' || *p == 'E')) {
-                p++;
-                if (p < e && (*p == '+' || *p == '-'))
-                        p++;
-                if (p >= e || !is_digit(*p))
-                        return false;
-                while (p < e && is_digit(*p))
-                        p++;
-                is_int = false;
-        }
-        s->p = p;
-        if (!out)
-                return true;
-        out->present = true;
-        if (is_int && p - b <= 18) {
-                const char *q = b;
-                int64_t v = 0;
-                bool neg = *q == '-';
-                for (q += neg; q < p; q++)
-                        v = v * 10 + (*q - '0');
-                out->is_int = true;
-                out->i = neg ? -v : v;
-                out->d = (double)out->i;
-        } else {
-                char buf[64];
-                size_t n = (size_t)(p - b);
-                if (n >= sizeof(buf)) {
-                        out->present = false; /* absurd precision: not a usable number */
-                        return true;
-                }
-                memcpy(buf, b, n);
-                buf[n] = 0;
-                out->is_int = false;
-                out->d = strtod(buf, NULL);
-        }
-        return true;
-}
-
-static bool jliteral(struct jscan *s)
-{
-        static const char *lits[] = { "true", "false", "null" };
-        for (size_t i = 0; i < 3; i++) {
-                size_t n = strlen(lits[i]);
-                if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lits[i], n) == 0) {
-                        s->p += n;
-                        return true;
-                }
-        }
-        return false;
-}
-
-typedef bool (*jkey_fn)(struct jscan *s, const struct span *key, void *u, int depth);
-typedef bool (*jelem_fn)(struct jscan *s, void *u, int depth);
-
-static bool jskip(struct jscan *s, int depth);
-
-/* At '{': calls fn for each member with s at its value; fn consumes it. */
-static bool jobject(struct jscan *s, jkey_fn fn, void *u, int depth)
-{
-        if (depth > JSON_MAX_DEPTH || s->p >= s->end || *s->p != '{')
-                return false;
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == '}') {
-                s->p++;
-                return true;
-        }
-        for (;;) {
-                struct span key;
-                if (s->p >= s->end || *s->p != '"' || !jstring(s, &key))
-                        return false;
-                ws(s);
-                if (s->p >= s->end || *s->p != ':')
-                        return false;
-                s->p++;
-                ws(s);
-                if (!(fn ? fn(s, &key, u, depth) : jskip(s, depth)))
-                        return false;
-                ws(s);
-                if (s->p >= s->end)
-                        return false;
-                if (*s->p == '}') {
-                        s->p++;
-                        return true;
-                }
-                if (*s->p != ',')
-                        return false;
-                s->p++;
-                ws(s);
-        }
-}
-
-/* At '[': calls fn for each element with s at it; fn consumes it. */
-static bool jarray(struct jscan *s, jelem_fn fn, void *u, int depth)
-{
-        if (depth > JSON_MAX_DEPTH || s->p >= s->end || *s->p != '[')
-                return false;
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == ']') {
-                s->p++;
-                return true;
-        }
-        for (;;) {
-                if (!(fn ? fn(s, u, depth) : jskip(s, depth)))
-                        return false;
-                ws(s);
-                if (s->p >= s->end)
-                        return false;
-                if (*s->p == ']') {
-                        s->p++;
-                        return true;
-                }
-                if (*s->p != ',')
-                        return false;
-                s->p++;
-                ws(s);
-        }
-}
-
-/* Any value, validated and thrown away. */
-static bool jskip(struct jscan *s, int depth)
-{
-        if (s->p >= s->end)
-                return false;
-        switch (*s->p) {
-        case '"':
-                return jstring(s, NULL);
-        case '{':
-                return jobject(s, NULL, NULL, depth + 1);
-        case '[':
-                return jarray(s, NULL, NULL, depth + 1);
-        case 't':
-        case 'f':
-        case 'n':
-                return jliteral(s);
-        default:
-                return jnumber(s, NULL);
-        }
-}
-
-static bool read_str(struct jscan *s, struct span *out, int depth)
-{
-        if (s->p < s->end && *s->p == '"')
-                return jstring(s, out);
-        out->p = NULL;
-        return jskip(s, depth);
-}
-
-static bool read_num(struct jscan *s, struct jnum *out, int depth)
-{
-        if (s->p < s->end && (*s->p == '-' || is_digit(*s->p))) {
-                *out = (struct jnum){ 0 };
-                return jnumber(s, out);
-        }
-        out->present = false;
-        return jskip(s, depth);
-}
-
-/* An integer-valued number (ints, and finite doubles rounded). */
-static bool num_i64(const struct jnum *n, int64_t *ret)
-{
-        if (!n->present)
-                return false;
-        if (n->is_int) {
-                *ret = n->i;
-                return true;
-        }
-        if (!isfinite(n->d) || n->d > 9.2e18 || n->d < -9.2e18)
-                return false;
-        *ret = llround(n->d);
-        return true;
-}
-
-/* A time: epoch ms as a number, or an RFC 3339 string. */
-static bool read_time(struct jscan *s, struct jtime *out, int depth)
-{
-        out->present = false;
-        if (s->p < s->end && *s->p == '"') {
-                struct span sp;
-                if (!jstring(s, &sp))
-                        return false;
-                out->present = timefmt_parse_rfc3339(sp.p, sp.n, &out->ms) == 0;
-                return true;
-        }
-        struct jnum n;
-        if (!read_num(s, &n, depth))
-                return false;
-        out->present = num_i64(&n, &out->ms);
-        return true;
-}
-
-/* ---- strings out of spans ---------------------------------------------------- */
-
-static void put_utf8(char *o, size_t *n, size_t cap, uint32_t c)
-{
-        char b[4];
-        size_t k;
-        if (c < 0x80) {
-                b[0] = (char)c;
-                k = 1;
-        } else if (c < 0x800) {
-                b[0] = (char)(0xC0 | (c >> 6));
-                b[1] = (char)(0x80 | (c & 0x3F));
-                k = 2;
-        } else if (c < 0x10000) {
-                b[0] = (char)(0xE0 | (c >> 12));
-                b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-                b[2] = (char)(0x80 | (c & 0x3F));
-                k = 3;
-        } else {
-                b[0] = (char)(0xF0 | (c >> 18));
-                b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-                b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-                b[3] = (char)(0x80 | (c & 0x3F));
-                k = 4;
-        }
-        if (*n + k <= cap) {
-                memcpy(o + *n, b, k);
-                *n += k;
-        }
-}
-
-static int hex4(const char *p, const char *end, uint32_t *ret)
-{
-        uint32_t v = 0;
-        if (end - p < 4)
-                return -1;
-        for (int i = 0; i < 4; i++) {
-                char c = p[i];
-                v <<= 4;
-                if (c >= '0' && c <= '9')
-                        v |= (uint32_t)(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                        v |= (uint32_t)(c - 'a' + 10);
-                else if (c >= 'A' && c <= 'F')
-                        v |= (uint32_t)(c - 'A' + 10);
-                else
-                        return -1;
-        }
-        *ret = v;
-        return 0;
-}
-
-/* Decodes a span into buf (at most cap bytes, no NUL); returns the length. */
-static size_t span_decode(const struct span *sp, char *buf, size_t cap)
-{
-        const char *p = sp->p, *end = sp->p + sp->n;
-        size_t n = 0;
-
-        if (!p)
-                return 0;
-        if (!memchr(p, '\\', sp->n)) {
-                n = sp->n < cap ? sp->n : cap;
-                memcpy(buf, p, n);
-                return n;
-        }
-        while (p < end && n < cap) {
-                if (*p != '\\') {
-                        buf[n++] = *p++;
-                        continue;
-                }
-                if (++p >= end)
-                        break;
-                char c = *p++;
-                switch (c) {
-                case 'b': buf[n++] = '\b'; break;
-                case 'f': buf[n++] = '\f'; break;
-                case 'n': buf[n++] = '\n'; break;
-                case 'r': buf[n++] = '\r'; break;
-                case 't': buf[n++] = '\t'; break;
-                case 'u': {
-                        uint32_t cp, lo;
-                        if (hex4(p, end, &cp) < 0)
-                                break;
-                        p += 4;
-                        if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-                            hex4(p + 2, end, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
-                                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                                p += 6;
-                        }
-                        put_utf8(buf, &n, cap, cp);
-                        break;
-                }
-                default: buf[n++] = c; break; /* \" \\ \/ */
-                }
-        }
-        return n;
-}
-
-/* Into a fixed row/state field (truncated on a UTF-8 boundary). */
-static void span_set(char *dst, size_t cap, const struct span *sp)
-{
-        char buf[ROW_PROJECT_MAX + 8];
-        size_t n = span_decode(sp, buf, sizeof(buf));
-        row_set_str(dst, cap, buf, n);
-}
-
-static bool span_eq(const struct span *sp, const char *lit)
-{
-        size_t n = strlen(lit);
-        char buf[64];
-
-        if (!sp->p)
-                return false;
-        if (sp->n == n && memcmp(sp->p, lit, n) == 0)
-                return true;
-        if (sp->n < n || !memchr(sp->p, '\\', sp->n) || n > sizeof(buf))
-                return false;
-        return span_decode(sp, buf, sizeof(buf)) == n && memcmp(buf, lit, n) == 0;
-}
-
-#define KEY_IS(k, lit) ((k)->n == sizeof(lit) - 1 && memcmp((k)->p, lit, sizeof(lit) - 1) == 0)
+/* Every field filled by jscan_span_set fits what it can fill. */
+_Static_assert(ROW_PROJECT_MAX <= JSCAN_SET_MAX, "row fields fit jscan_span_set");
 
 /* ---- what an entry holds ------------------------------------------------------- */
 
 struct usage_f {
         bool present; /* an object */
-        struct jnum input, output, cache_read, cache_write, total, reasoning, reasoning_tokens;
-        struct jnum cost_total;
+        struct jscan_num input, output, cache_read, cache_write, total, reasoning, reasoning_tokens;
+        struct jscan_num cost_total;
 };
 
 struct call_f {
-        struct span id, name, ns;
+        struct jscan_span id, name, ns;
 };
 
 struct msg_f {
         bool present;
-        struct span role, provider, model, response_id;
-        struct jtime ts;
+        struct jscan_span role, provider, model, response_id;
+        struct jscan_time ts;
         struct usage_f usage;
         uint32_t n_calls; /* toolCall blocks in content (stored: at most ROW_CALLS_MAX) */
         struct call_f calls[ROW_CALLS_MAX];
 };
 
 struct entry_f {
-        struct span type, id, cwd, provider, model_id, model, custom_type;
-        struct jnum version;
-        struct jtime ts;
+        struct jscan_span type, id, cwd, provider, model_id, model, custom_type;
+        struct jscan_num version;
+        struct jscan_time ts;
         struct usage_f usage;
         struct msg_f msg;
         bool has_data;
-        struct span data_provider, data_model_id;
+        struct jscan_span data_provider, data_model_id;
 };
 
-static bool cost_key(struct jscan *s, const struct span *k, void *u, int depth)
+static bool cost_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
-        if (KEY_IS(k, "total"))
-                return read_num(s, u, depth);
-        return jskip(s, depth);
+        if (JSCAN_KEY_IS(k, "total"))
+                return jscan_read_num(s, u, depth);
+        return jscan_skip(s, depth);
 }
 
-static bool usage_key(struct jscan *s, const struct span *k, void *u, int depth)
+static bool usage_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct usage_f *f = u;
 
-        if (KEY_IS(k, "input"))
-                return read_num(s, &f->input, depth);
-        if (KEY_IS(k, "output"))
-                return read_num(s, &f->output, depth);
-        if (KEY_IS(k, "cacheRead"))
-                return read_num(s, &f->cache_read, depth);
-        if (KEY_IS(k, "cacheWrite"))
-                return read_num(s, &f->cache_write, depth);
-        if (KEY_IS(k, "totalTokens"))
-                return read_num(s, &f->total, depth);
-        if (KEY_IS(k, "reasoning"))
-                return read_num(s, &f->reasoning, depth);
-        if (KEY_IS(k, "reasoningTokens"))
-                return read_num(s, &f->reasoning_tokens, depth);
-        if (KEY_IS(k, "cost")) {
+        if (JSCAN_KEY_IS(k, "input"))
+                return jscan_read_num(s, &f->input, depth);
+        if (JSCAN_KEY_IS(k, "output"))
+                return jscan_read_num(s, &f->output, depth);
+        if (JSCAN_KEY_IS(k, "cacheRead"))
+                return jscan_read_num(s, &f->cache_read, depth);
+        if (JSCAN_KEY_IS(k, "cacheWrite"))
+                return jscan_read_num(s, &f->cache_write, depth);
+        if (JSCAN_KEY_IS(k, "totalTokens"))
+                return jscan_read_num(s, &f->total, depth);
+        if (JSCAN_KEY_IS(k, "reasoning"))
+                return jscan_read_num(s, &f->reasoning, depth);
+        if (JSCAN_KEY_IS(k, "reasoningTokens"))
+                return jscan_read_num(s, &f->reasoning_tokens, depth);
+        if (JSCAN_KEY_IS(k, "cost")) {
                 f->cost_total.present = false;
-                if (s->p < s->end && *s->p == '{')
-                        return jobject(s, cost_key, &f->cost_total, depth + 1);
-                return jskip(s, depth);
+                if (jscan_at(s, '{'))
+                        return jscan_object(s, cost_key, &f->cost_total, depth + 1);
+                return jscan_skip(s, depth);
         }
-        return jskip(s, depth);
+        return jscan_skip(s, depth);
 }
 
 static bool read_usage(struct jscan *s, struct usage_f *f, int depth)
 {
         *f = (struct usage_f){ 0 };
-        if (s->p < s->end && *s->p == '{') {
+        if (jscan_at(s, '{')) {
                 f->present = true;
-                return jobject(s, usage_key, f, depth + 1);
+                return jscan_object(s, usage_key, f, depth + 1);
         }
-        return jskip(s, depth);
+        return jscan_skip(s, depth);
 }
 
 struct block_f {
-        struct span type;
+        struct jscan_span type;
         struct call_f c;
 };
 
-static bool block_key(struct jscan *s, const struct span *k, void *u, int depth)
+static bool block_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct block_f *b = u;
 
-        if (KEY_IS(k, "type"))
-                return read_str(s, &b->type, depth);
-        if (KEY_IS(k, "id"))
-                return read_str(s, &b->c.id, depth);
-        if (KEY_IS(k, "name"))
-                return read_str(s, &b->c.name, depth);
-        if (KEY_IS(k, "namespace"))
-                return read_str(s, &b->c.ns, depth);
-        return jskip(s, depth);
+        if (JSCAN_KEY_IS(k, "type"))
+                return jscan_read_str(s, &b->type, depth);
+        if (JSCAN_KEY_IS(k, "id"))
+                return jscan_read_str(s, &b->c.id, depth);
+        if (JSCAN_KEY_IS(k, "name"))
+                return jscan_read_str(s, &b->c.name, depth);
+        if (JSCAN_KEY_IS(k, "namespace"))
+                return jscan_read_str(s, &b->c.ns, depth);
+        return jscan_skip(s, depth);
 }
 
 static bool content_elem(struct jscan *s, void *u, int depth)
@@ -515,11 +118,11 @@ static bool content_elem(struct jscan *s, void *u, int depth)
         struct msg_f *m = u;
         struct block_f b = { 0 };
 
-        if (s->p >= s->end || *s->p != '{')
-                return jskip(s, depth);
-        if (!jobject(s, block_key, &b, depth + 1))
+        if (!jscan_at(s, '{'))
+                return jscan_skip(s, depth);
+        if (!jscan_object(s, block_key, &b, depth + 1))
                 return false;
-        if (span_eq(&b.type, "toolCall")) {
+        if (jscan_span_eq(&b.type, "toolCall")) {
                 /* stored calls are capped at ROW_CALLS_MAX (see add_calls) */
                 if (m->n_calls < ROW_CALLS_MAX)
                         m->calls[m->n_calls] = b.c;
@@ -528,82 +131,82 @@ static bool content_elem(struct jscan *s, void *u, int depth)
         return true;
 }
 
-static bool msg_key(struct jscan *s, const struct span *k, void *u, int depth)
+static bool msg_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct msg_f *m = u;
 
-        if (KEY_IS(k, "role"))
-                return read_str(s, &m->role, depth);
-        if (KEY_IS(k, "provider"))
-                return read_str(s, &m->provider, depth);
-        if (KEY_IS(k, "model"))
-                return read_str(s, &m->model, depth);
-        if (KEY_IS(k, "responseId"))
-                return read_str(s, &m->response_id, depth);
-        if (KEY_IS(k, "timestamp"))
-                return read_time(s, &m->ts, depth);
-        if (KEY_IS(k, "usage"))
+        if (JSCAN_KEY_IS(k, "role"))
+                return jscan_read_str(s, &m->role, depth);
+        if (JSCAN_KEY_IS(k, "provider"))
+                return jscan_read_str(s, &m->provider, depth);
+        if (JSCAN_KEY_IS(k, "model"))
+                return jscan_read_str(s, &m->model, depth);
+        if (JSCAN_KEY_IS(k, "responseId"))
+                return jscan_read_str(s, &m->response_id, depth);
+        if (JSCAN_KEY_IS(k, "timestamp"))
+                return jscan_read_time(s, &m->ts, depth);
+        if (JSCAN_KEY_IS(k, "usage"))
                 return read_usage(s, &m->usage, depth);
-        if (KEY_IS(k, "content")) {
+        if (JSCAN_KEY_IS(k, "content")) {
                 m->n_calls = 0;
-                if (s->p < s->end && *s->p == '[')
-                        return jarray(s, content_elem, m, depth + 1);
-                return jskip(s, depth);
+                if (jscan_at(s, '['))
+                        return jscan_array(s, content_elem, m, depth + 1);
+                return jscan_skip(s, depth);
         }
-        return jskip(s, depth);
+        return jscan_skip(s, depth);
 }
 
-static bool data_key(struct jscan *s, const struct span *k, void *u, int depth)
+static bool data_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct entry_f *e = u;
 
-        if (KEY_IS(k, "provider"))
-                return read_str(s, &e->data_provider, depth);
-        if (KEY_IS(k, "modelId"))
-                return read_str(s, &e->data_model_id, depth);
-        return jskip(s, depth);
+        if (JSCAN_KEY_IS(k, "provider"))
+                return jscan_read_str(s, &e->data_provider, depth);
+        if (JSCAN_KEY_IS(k, "modelId"))
+                return jscan_read_str(s, &e->data_model_id, depth);
+        return jscan_skip(s, depth);
 }
 
-static bool entry_key(struct jscan *s, const struct span *k, void *u, int depth)
+static bool entry_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct entry_f *e = u;
 
-        if (KEY_IS(k, "type"))
-                return read_str(s, &e->type, depth);
-        if (KEY_IS(k, "id"))
-                return read_str(s, &e->id, depth);
-        if (KEY_IS(k, "cwd"))
-                return read_str(s, &e->cwd, depth);
-        if (KEY_IS(k, "provider"))
-                return read_str(s, &e->provider, depth);
-        if (KEY_IS(k, "modelId"))
-                return read_str(s, &e->model_id, depth);
-        if (KEY_IS(k, "model"))
-                return read_str(s, &e->model, depth);
-        if (KEY_IS(k, "customType"))
-                return read_str(s, &e->custom_type, depth);
-        if (KEY_IS(k, "version"))
-                return read_num(s, &e->version, depth);
-        if (KEY_IS(k, "timestamp"))
-                return read_time(s, &e->ts, depth);
-        if (KEY_IS(k, "usage"))
+        if (JSCAN_KEY_IS(k, "type"))
+                return jscan_read_str(s, &e->type, depth);
+        if (JSCAN_KEY_IS(k, "id"))
+                return jscan_read_str(s, &e->id, depth);
+        if (JSCAN_KEY_IS(k, "cwd"))
+                return jscan_read_str(s, &e->cwd, depth);
+        if (JSCAN_KEY_IS(k, "provider"))
+                return jscan_read_str(s, &e->provider, depth);
+        if (JSCAN_KEY_IS(k, "modelId"))
+                return jscan_read_str(s, &e->model_id, depth);
+        if (JSCAN_KEY_IS(k, "model"))
+                return jscan_read_str(s, &e->model, depth);
+        if (JSCAN_KEY_IS(k, "customType"))
+                return jscan_read_str(s, &e->custom_type, depth);
+        if (JSCAN_KEY_IS(k, "version"))
+                return jscan_read_num(s, &e->version, depth);
+        if (JSCAN_KEY_IS(k, "timestamp"))
+                return jscan_read_time(s, &e->ts, depth);
+        if (JSCAN_KEY_IS(k, "usage"))
                 return read_usage(s, &e->usage, depth);
-        if (KEY_IS(k, "message")) {
+        if (JSCAN_KEY_IS(k, "message")) {
                 memset(&e->msg, 0, offsetof(struct msg_f, calls));
-                if (s->p < s->end && *s->p == '{') {
+                if (jscan_at(s, '{')) {
                         e->msg.present = true;
-                        return jobject(s, msg_key, &e->msg, depth + 1);
+                        return jscan_object(s, msg_key, &e->msg, depth + 1);
                 }
-                return jskip(s, depth);
+                return jscan_skip(s, depth);
         }
-        if (KEY_IS(k, "data")) {
+        if (JSCAN_KEY_IS(k, "data")) {
                 e->data_provider.p = e->data_model_id.p = NULL;
-                e->has_data = s->p < s->end && *s->p == '{';
+                e->has_data = jscan_at(s, '{');
                 if (e->has_data)
-                        return jobject(s, data_key, e, depth + 1);
-                return jskip(s, depth);
+                        return jscan_object(s, data_key, e, depth + 1);
+                return jscan_skip(s, depth);
         }
-        return jskip(s, depth);
+        return jscan_skip(s, depth);
 }
 
 /* ---- usage -------------------------------------------------------------------- */
@@ -615,10 +218,10 @@ struct pi_usage {
 };
 
 /* A token count: a non-negative number, else 0. */
-static uint64_t tokens(const struct jnum *n, bool *ret_present)
+static uint64_t tokens(const struct jscan_num *n, bool *ret_present)
 {
         int64_t v;
-        bool ok = num_i64(n, &v);
+        bool ok = jscan_num_i64(n, &v);
         if (ret_present)
                 *ret_present = ok;
         return ok && v > 0 ? (uint64_t)v : 0;
@@ -666,7 +269,7 @@ struct pi_event {
         const char *model;
         int64_t time_ms;
         bool time_approx;
-        const struct span *response_id; /* NULL or absent: none */
+        const struct jscan_span *response_id; /* NULL or absent: none */
         const struct pi_usage *usage;
         const struct msg_f *calls; /* assistant message: its tool calls */
 };
@@ -683,12 +286,12 @@ static void add_calls(struct usage_row *row, const struct msg_f *m)
                 char buf[2 * CALL_NAME_MAX + 2];
                 size_t k = 0;
 
-                span_set(row->calls[i].id, sizeof(row->calls[i].id), &c->id);
+                jscan_span_set(row->calls[i].id, sizeof(row->calls[i].id), &c->id);
                 if (c->ns.p && c->ns.n > 0) {
-                        k = span_decode(&c->ns, buf, CALL_NAME_MAX);
+                        k = jscan_span_decode(&c->ns, buf, CALL_NAME_MAX);
                         buf[k++] = '/';
                 }
-                k += span_decode(&c->name, buf + k, CALL_NAME_MAX);
+                k += jscan_span_decode(&c->name, buf + k, CALL_NAME_MAX);
                 row_set_str(row->calls[i].name, sizeof(row->calls[i].name), buf, k);
         }
         row->n_calls = n;
@@ -727,7 +330,7 @@ static int emit(const struct pi_flavor *fl, const struct source_ctx *ctx,
         if (ev->calls)
                 add_calls(row, ev->calls);
         if (ev->response_id)
-                rid_n = span_decode(ev->response_id, rid, sizeof(rid) - 1);
+                rid_n = jscan_span_decode(ev->response_id, rid, sizeof(rid) - 1);
         rid[rid_n] = 0;
 
         /* Message identity: never the path, session id or entry id (forks
@@ -755,20 +358,20 @@ static int emit(const struct pi_flavor *fl, const struct source_ctx *ctx,
 
 /* ---- entries -------------------------------------------------------------------------- */
 
-static bool is_synthetic(const struct pi_flavor *fl, const struct span *provider,
-                         const struct span *model)
+static bool is_synthetic(const struct pi_flavor *fl, const struct jscan_span *provider,
+                         const struct jscan_span *model)
 {
-        return fl->skip_synthetic_openclaw && span_eq(provider, "openclaw") &&
-               (span_eq(model, "delivery-mirror") || span_eq(model, "gateway-injected"));
+        return fl->skip_synthetic_openclaw && jscan_span_eq(provider, "openclaw") &&
+               (jscan_span_eq(model, "delivery-mirror") || jscan_span_eq(model, "gateway-injected"));
 }
 
-static void carry_model(struct parse_state *ps, const struct span *provider,
-                        const struct span *model)
+static void carry_model(struct parse_state *ps, const struct jscan_span *provider,
+                        const struct jscan_span *model)
 {
         if (provider->p)
-                span_set(ps->provider, sizeof(ps->provider), provider);
+                jscan_span_set(ps->provider, sizeof(ps->provider), provider);
         if (model->p)
-                span_set(ps->model, sizeof(ps->model), model);
+                jscan_span_set(ps->model, sizeof(ps->model), model);
 }
 
 static int64_t fallback_time(const struct parse_state *ps)
@@ -780,14 +383,14 @@ static int parse_header(struct parse_state *ps, const struct entry_f *e)
 {
         int64_t v;
 
-        if (!span_eq(&e->type, "session") || !e->id.p) {
+        if (!jscan_span_eq(&e->type, "session") || !e->id.p) {
                 ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;
                 return PARSE_NOT_SOURCE;
         }
         ps->flags |= PS_HEADER_SEEN;
-        ps->version = num_i64(&e->version, &v) && v > 0 && v < 1000000 ? (uint32_t)v : 1;
-        span_set(ps->session, sizeof(ps->session), &e->id);
-        span_set(ps->project, sizeof(ps->project), &e->cwd);
+        ps->version = jscan_num_i64(&e->version, &v) && v > 0 && v < 1000000 ? (uint32_t)v : 1;
+        jscan_span_set(ps->session, sizeof(ps->session), &e->id);
+        jscan_span_set(ps->project, sizeof(ps->project), &e->cwd);
         ps->provider[0] = ps->model[0] = 0;
         /* v1 headers carry the starting model */
         carry_model(ps, &e->provider, &e->model_id);
@@ -799,8 +402,8 @@ static int parse_header(struct parse_state *ps, const struct entry_f *e)
 /* A usage-bearing entry; provider/model: its own when given, else carried. */
 static int usage_row(const struct pi_flavor *fl, const struct source_ctx *ctx,
                      struct parse_state *ps, uint8_t kind, const struct usage_f *uf,
-                     const struct span *provider, const struct span *model,
-                     const struct jtime *own, struct row_batch *out)
+                     const struct jscan_span *provider, const struct jscan_span *model,
+                     const struct jscan_time *own, struct row_batch *out)
 {
         struct pi_usage u;
         char p[ROW_PROVIDER_MAX], m[ROW_MODEL_MAX];
@@ -809,11 +412,11 @@ static int usage_row(const struct pi_flavor *fl, const struct source_ctx *ctx,
         if (is_synthetic(fl, provider, model) || !usage_get(uf, &u))
                 return PARSE_OK;
         if (provider->p) {
-                span_set(p, sizeof(p), provider);
+                jscan_span_set(p, sizeof(p), provider);
                 ev.provider = p;
         }
         if (model->p) {
-                span_set(m, sizeof(m), model);
+                jscan_span_set(m, sizeof(m), model);
                 ev.model = m;
         }
         ev.time_ms = own->present ? own->ms : fallback_time(ps);
@@ -825,9 +428,9 @@ static int parse_message(const struct pi_flavor *fl, const struct source_ctx *ct
                          struct parse_state *ps, const struct entry_f *e, struct row_batch *out)
 {
         const struct msg_f *m = &e->msg;
-        struct jtime t = m->ts.present ? m->ts : e->ts;
+        struct jscan_time t = m->ts.present ? m->ts : e->ts;
 
-        if (span_eq(&m->role, "assistant")) {
+        if (jscan_span_eq(&m->role, "assistant")) {
                 struct pi_usage u;
                 struct pi_event ev = { .kind = ROW_KIND_MESSAGE, .usage = &u };
 
@@ -844,7 +447,7 @@ static int parse_message(const struct pi_flavor *fl, const struct source_ctx *ct
                 ev.calls = m;
                 return emit(fl, ctx, ps, &ev, out);
         }
-        if (span_eq(&m->role, "toolResult") && m->usage.present)
+        if (jscan_span_eq(&m->role, "toolResult") && m->usage.present)
                 return usage_row(fl, ctx, ps, ROW_KIND_TOOL_RESULT, &m->usage, &m->provider, &m->model,
                                  &t, out);
         return PARSE_OK; /* user, system, bashExecution, custom, unknown roles */
@@ -853,7 +456,7 @@ static int parse_message(const struct pi_flavor *fl, const struct source_ctx *ct
 static int apply_entry(const struct pi_flavor *fl, const struct source_ctx *ctx,
                        struct parse_state *ps, const struct entry_f *e, struct row_batch *out)
 {
-        static const struct span none = { NULL, 0 };
+        static const struct jscan_span none = { NULL, 0 };
         int r = PARSE_OK;
 
         if (!(ps->flags & PS_HEADER_SEEN))
@@ -861,21 +464,21 @@ static int apply_entry(const struct pi_flavor *fl, const struct source_ctx *ctx,
         if (!e->type.p)
                 return PARSE_OK;
 
-        if (span_eq(&e->type, "message")) {
+        if (jscan_span_eq(&e->type, "message")) {
                 if (e->msg.present)
                         r = parse_message(fl, ctx, ps, e, out);
-        } else if (span_eq(&e->type, "model_change")) {
+        } else if (jscan_span_eq(&e->type, "model_change")) {
                 if (!is_synthetic(fl, &e->provider, &e->model_id))
                         carry_model(ps, &e->provider, &e->model_id);
-        } else if (span_eq(&e->type, "compaction")) {
+        } else if (jscan_span_eq(&e->type, "compaction")) {
                 r = usage_row(fl, ctx, ps, ROW_KIND_COMPACTION, &e->usage, &none, &none, &e->ts, out);
-        } else if (span_eq(&e->type, "branch_summary")) {
+        } else if (jscan_span_eq(&e->type, "branch_summary")) {
                 r = usage_row(fl, ctx, ps, ROW_KIND_BRANCH_SUMMARY, &e->usage, &none, &none, &e->ts, out);
-        } else if (span_eq(&e->type, "usage")) {
+        } else if (jscan_span_eq(&e->type, "usage")) {
                 r = usage_row(fl, ctx, ps, ROW_KIND_USAGE_ENTRY, &e->usage, &e->provider, &e->model,
                               &e->ts, out);
-        } else if (span_eq(&e->type, "custom") && fl->model_snapshot &&
-                   span_eq(&e->custom_type, "model-snapshot") && e->has_data) {
+        } else if (jscan_span_eq(&e->type, "custom") && fl->model_snapshot &&
+                   jscan_span_eq(&e->custom_type, "model-snapshot") && e->has_data) {
                 if (!is_synthetic(fl, &e->data_provider, &e->data_model_id))
                         carry_model(ps, &e->data_provider, &e->data_model_id);
         }
@@ -904,7 +507,7 @@ static int parse_values(const struct pi_flavor *fl, const struct source_ctx *ctx
         bool malformed = false;
         int r = PARSE_OK;
 
-        ws(&s);
+        jscan_ws(&s);
         while (s.p < s.end) {
                 const char *start = s.p;
                 bool good, is_obj = *s.p == '{';
@@ -913,7 +516,7 @@ static int parse_values(const struct pi_flavor *fl, const struct source_ctx *ctx
                 memset(&e->msg, 0, offsetof(struct msg_f, calls));
                 e->has_data = false;
                 e->data_provider.p = e->data_model_id.p = NULL;
-                good = is_obj ? jobject(&s, entry_key, e, 0) : jskip(&s, 0);
+                good = is_obj ? jscan_object(&s, entry_key, e, 0) : jscan_skip(&s, 0);
                 if (good && !is_obj) {
                         /* a bare value: not an entry */
                         if (!(ps->flags & PS_HEADER_SEEN)) {
@@ -946,7 +549,7 @@ static int parse_values(const struct pi_flavor *fl, const struct source_ctx *ctx
                         s.p = next;
                         continue;
                 }
-                ws(&s);
+                jscan_ws(&s);
         }
         if (r < 0 || r == PARSE_NOT_SOURCE)
                 return r;

@@ -1,5 +1,6 @@
-/* Private helpers for the ledger's little-endian binary values (rows,
- * checkpoints, sums): a bounded writer and a reader that fails sticky. */
+/* Little-endian binary values, a bounded writer and a reader that fails
+ * sticky: the ledger's rows, checkpoints and sums, and the parse state (and
+ * its adapter-private part) that a checkpoint carries. */
 #pragma once
 
 #include <stdbool.h>
@@ -38,6 +39,12 @@ static inline void bw_u32(struct bw *w, uint32_t v)
         for (int i = 0; i < 4; i++)
                 b[i] = (uint8_t)(v >> (8 * i));
         bw_bytes(w, b, 4);
+}
+
+static inline void bw_u16(struct bw *w, uint16_t v)
+{
+        uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+        bw_bytes(w, b, 2);
 }
 
 static inline void bw_u8(struct bw *w, uint8_t v)
@@ -87,6 +94,12 @@ static inline uint32_t br_u32(struct br *r)
         for (int i = 0; q && i < 4; i++)
                 v |= (uint32_t)q[i] << (8 * i);
         return v;
+}
+
+static inline uint16_t br_u16(struct br *r)
+{
+        const uint8_t *q = br_take(r, 2);
+        return q ? (uint16_t)(q[0] | q[1] << 8) : 0;
 }
 
 static inline uint8_t br_u8(struct br *r)

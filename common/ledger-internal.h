@@ -1,5 +1,5 @@
-/* Private to ledger.c and ledger-rows.c: the handle, the named DBs, and the
- * transaction helpers both halves of the ledger use. */
+/* Private to the ledger's files (ledger.c, ledger-rows.c, ledger-sums.c):
+ * the handle, the named DBs, and the helpers they share. */
 #pragma once
 
 #include <lmdb.h>
@@ -32,3 +32,12 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
 /* Stores path's checkpoint and its identity entry inside txn. */
 int ledger_put_checkpoint(struct ledger *l, MDB_txn *txn, const char *path,
                           const struct checkpoint *cp);
+
+/* A row's contribution (sign +1) to the rollups and session sums, or its
+ * removal (-1), inside a write txn (ledger-sums.c). */
+int ledger_sums_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign);
+
+/* Calls fn for each entry of a named DB from start (NULL: the first) in a
+ * read txn, until fn returns non-zero (returned as is) or the end (0). */
+typedef int (*ledger_entry_fn)(const MDB_val *k, const MDB_val *v, void *ctx);
+int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx);

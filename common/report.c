@@ -157,17 +157,24 @@ static json_object *tokens_json(uint64_t v, bool known)
         return known ? json_object_new_int64((int64_t)v) : NULL;
 }
 
+/* The six token fields of a row or a sum, all null when not known. */
+static void tokens_add(json_object *o, uint64_t input, uint64_t output, uint64_t cache_read,
+                       uint64_t cache_write, uint64_t reasoning, uint64_t total, bool known)
+{
+        add(o, "input_tokens", tokens_json(input, known));
+        add(o, "output_tokens", tokens_json(output, known));
+        add(o, "cache_read_tokens", tokens_json(cache_read, known));
+        add(o, "cache_write_tokens", tokens_json(cache_write, known));
+        add(o, "reasoning_tokens", tokens_json(reasoning, known));
+        add(o, "total_tokens", tokens_json(total, known));
+}
+
 static void sums_json(json_object *o, const struct usage_sums *s)
 {
-        bool tk = s->token_events > 0;
         const char *src = NULL;
 
-        add(o, "input_tokens", tokens_json(s->input, tk));
-        add(o, "output_tokens", tokens_json(s->output, tk));
-        add(o, "cache_read_tokens", tokens_json(s->cache_read, tk));
-        add(o, "cache_write_tokens", tokens_json(s->cache_write, tk));
-        add(o, "reasoning_tokens", tokens_json(s->reasoning, tk));
-        add(o, "total_tokens", tokens_json(s->total, tk));
+        tokens_add(o, s->input, s->output, s->cache_read, s->cache_write, s->reasoning, s->total,
+                   s->token_events > 0);
         add(o, "cost_usd", s->priced_events ? money_json(s->cost_nano) : NULL);
         if (s->priced_events)
                 src = s->computed_events == 0               ? "vendor-reported"
@@ -194,7 +201,6 @@ static json_object *time_json(int64_t ms)
 json_object *report_row_json(const struct usage_row *r)
 {
         json_object *o = json_object_new_object(), *calls = json_object_new_array();
-        bool tk = r->flags & ROW_F_TOKENS_KNOWN;
         char hex[2 * ROW_KEY_SIZE + 1];
 
         if (!o || !calls) {
@@ -214,12 +220,8 @@ json_object *report_row_json(const struct usage_row *r)
         add(o, "kind", json_object_new_string(row_kind_name(r->kind)));
         add(o, "time", time_json(r->time_ms));
         add(o, "sidechain", json_object_new_boolean(!!(r->flags & ROW_F_SIDECHAIN)));
-        add(o, "input_tokens", tokens_json(r->input, tk));
-        add(o, "output_tokens", tokens_json(r->output, tk));
-        add(o, "cache_read_tokens", tokens_json(r->cache_read, tk));
-        add(o, "cache_write_tokens", tokens_json(r->cache_write, tk));
-        add(o, "reasoning_tokens", tokens_json(r->reasoning, tk));
-        add(o, "total_tokens", tokens_json(r->total, tk));
+        tokens_add(o, r->input, r->output, r->cache_read, r->cache_write, r->reasoning, r->total,
+                   r->flags & ROW_F_TOKENS_KNOWN);
         add(o, "cost_usd", r->cost_source != COST_NONE ? money_json(r->cost_nano) : NULL);
         add(o, "cost_source",
             r->cost_source != COST_NONE ? json_object_new_string(cost_source_name(r->cost_source))

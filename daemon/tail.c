@@ -281,16 +281,13 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                                 rd->len = 0;
                         }
                 }
-                size_t want = rd->cap - rd->len;
-                ssize_t k = pread(rd->fd, rd->buf + rd->len, want, (off_t)(rd->buf_off + rd->len));
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
+                size_t k;
+                r = pread_full(rd->fd, rd->buf + rd->len, rd->cap - rd->len, rd->buf_off + rd->len, &k);
+                if (r < 0)
+                        return r;
                 if (k == 0)
                         break;
-                rd->len += (size_t)k;
+                rd->len += k;
                 rd->read_since_commit += (uint64_t)k;
 
                 char *p = rd->buf, *end = rd->buf + rd->len, *nl;
@@ -354,6 +351,18 @@ static void reader_free(struct reader *rd)
         free(rd->buf);
         free(rd->outcomes);
         row_batch_free(&rd->batch);
+}
+
+/* The end of a read: what was seen goes to the caller, r is passed on. */
+static int reader_finish(struct reader *rd, struct tail_outcome *out, struct tail_outcome *ret_outcome,
+                         int r)
+{
+        out->size = (uint64_t)rd->st.st_size;
+        out->offset = rd->cp.offset;
+        if (ret_outcome)
+                *ret_outcome = *out;
+        reader_free(rd);
+        return r;
 }
 
 /* A path we have no checkpoint for may be a known file renamed (OpenClaw's
@@ -490,12 +499,7 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
                         r = r2;
         }
 finish:
-        out.size = (uint64_t)rd.st.st_size;
-        out.offset = rd.cp.offset;
-        if (ret_outcome)
-                *ret_outcome = out;
-        reader_free(&rd);
-        return r;
+        return reader_finish(&rd, &out, ret_outcome, r);
 }
 
 int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
@@ -524,13 +528,15 @@ int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcom
         rd.cp.marker_len = 0;
         rd.cp.head_len = HEAD_MAX; /* no fingerprint for databases */
         for (;;) {
-                uint64_t wm = rd.cp.offset;
-                r = src->adapter->collect_db(src, &rd.ps, &wm, t->limits.commit_rows, &rd.batch);
+                uint64_t wm = rd.cp.offset, malformed = 0;
+                r = src->adapter->collect_db(src, &rd.ps, &wm, t->limits.commit_rows, &rd.batch,
+                                             &malformed);
                 if (r < 0) {
                         row_batch_clear(&rd.batch);
                         goto finish;
                 }
                 rd.cp.offset = wm;
+                rd.malformed_since += malformed; /* committed with the rows */
                 int more = r;
                 size_t n = rd.batch.n;
                 r = commit(&rd);
@@ -547,10 +553,5 @@ int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcom
                 budget_rows -= n;
         }
 finish:
-        out.size = (uint64_t)rd.st.st_size;
-        out.offset = rd.cp.offset;
-        if (ret_outcome)
-                *ret_outcome = out;
-        reader_free(&rd);
-        return r;
+        return reader_finish(&rd, &out, ret_outcome, r);
 }

@@ -195,6 +195,7 @@ struct src {
         struct source_ctx ctx;
         struct parse_state ps;
         uint64_t wm;
+        uint64_t malformed; /* collect_db's count of undecodable events */
 };
 
 static void src_init(struct src *s, const char *path)
@@ -208,7 +209,7 @@ static void src_init(struct src *s, const char *path)
 
 static int collect(struct src *s, size_t max_rows, struct row_batch *b)
 {
-        return A->collect_db(&s->ctx, &s->ps, &s->wm, max_rows, b);
+        return A->collect_db(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
 }
 
 /* Calls until done; returns the last result, *ret_calls the number of calls. */
@@ -339,6 +340,7 @@ static void test_fixture_dbs(char *main_db, char *ops_db)
         is_int(collect(&s, 4096, &b), 0, "main db: read to the end in one call");
         is_int(collect(&so, 4096, &bo), 0, "ops db: read");
         is_int((int64_t)s.wm, max_rowid(main_db), "watermark = last rowid");
+        ok(s.malformed == 0 && so.malformed == 0, "nothing malformed in the fixture databases");
         add_rows(&t, &b);
         add_rows(&t, &bo);
         check_case("sqlite", &t);
@@ -488,6 +490,58 @@ static void test_rewrite(void)
         free(t.keys);
 }
 
+/* A state written before parse_state had a private area (encoding 1: the
+ * db state in the named fields) resumes at its watermark after an upgrade. */
+static void test_legacy_state(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct src s;
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        char sid[128] = "";
+        int64_t seq = -1;
+
+        xsnprintf(path, sizeof(path), "%s/legacy/openclaw-agent.sqlite", tmp);
+        db_build(path, true, "sqlite/main.tsv");
+        src_init(&s, path);
+        is_int(collect_all(&s, 4096, &b, NULL), 0, "legacy: first read");
+        size_t all = b.n;
+        uint64_t wm = s.wm;
+        ok(all > 0 && s.ps.priv_len > 0 && s.ps.version == 0 && !s.ps.session[0],
+           "the db state lives in the private area only");
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT session_id, seq FROM transcript_events WHERE rowid = ?1", -1, &st,
+                               NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, (int64_t)wm);
+                if (sqlite3_step(st) == SQLITE_ROW) {
+                        xsnprintf(sid, sizeof(sid), "%s", (const char *)sqlite3_column_text(st, 0));
+                        seq = sqlite3_column_int64(st, 1);
+                }
+                sqlite3_finalize(st);
+        }
+        sqlite3_close(db);
+        ok(sid[0] && seq >= 0, "the watermark row");
+
+        /* encoding 1: version "OCDB", the mark as "<hash hex>:<seq>" */
+        for (int wrong = 0; wrong < 2; wrong++) {
+                memset(&s.ps, 0, sizeof(s.ps));
+                s.ps.version = 0x4f434442u;
+                s.ps.last_time_ms = 1;
+                snprintf(s.ps.session, sizeof(s.ps.session), "%016llx:%lld",
+                         (unsigned long long)hash64(sid, strlen(sid)), (long long)(seq + wrong));
+                s.wm = wm;
+                row_batch_clear(&b);
+                is_int(collect(&s, 4096, &b), 0, wrong ? "legacy state, another mark: read" : "legacy state: read");
+                if (wrong)
+                        ok(b.n == all, "legacy state, another mark: read again from rowid 0 (%zu rows)", b.n);
+                else
+                        ok(b.n == 0 && s.wm == wm, "legacy state: resumes at its watermark, nothing re-read");
+                ok(s.ps.priv_len > 0 && s.ps.version == 0 && !s.ps.session[0], "  rewritten in the private area");
+        }
+        row_batch_free(&b);
+}
+
 /* ---- locks, corruption, schema -------------------------------------------------------- */
 
 struct holder {
@@ -540,7 +594,8 @@ static void locked_case(const char *what, bool wal, const char *q)
         row_batch_push(&b, &dummy);
         ok(hold(&h, path, q), "%s: lock taken by another process", what);
         is_int(collect(&s, 4096, &b), -EBUSY, "locked: -EBUSY");
-        ok(b.n == 1 && s.wm == 0 && s.ps.version == 0, "locked: no rows, watermark and state untouched");
+        ok(b.n == 1 && s.wm == 0 && s.ps.version == 0 && s.ps.priv_len == 0,
+           "locked: no rows, watermark and state untouched");
         release(&h);
         is_int(collect(&s, 4096, &b), 0, "released: read");
         is_int(b.n, 2, "released: the row");
@@ -681,6 +736,19 @@ static void test_bad_blobs(void)
         is_int(collect(&s, 4096, &b), 0, "bad blobs: read on");
         ok(b.n == 2 && b.rows[1].input == 777, "the good rows around them count (%zu)", b.n);
         is_int((int64_t)s.wm, max_rowid(path), "watermark past the bad rows");
+        is_int(s.malformed, 4, "the three undecodable blobs and the non-JSON event counted malformed");
+
+        /* one more bad zstd blob (a zstd magic, then garbage): counted once */
+        static const char bad[] = "\x28\xb5\x2f\xfd garbage";
+        sqlite3_open(path, &w);
+        insert(w, "d5c4b3e2-1a0f-4c9b-8e8d-7a6f5c4b3d03", 9, NULL, true, Z_SIZED, bad, sizeof(bad) - 1);
+        sqlite3_close(w);
+        row_batch_clear(&b);
+        is_int(collect(&s, 4096, &b), 0, "a new bad zstd blob: read");
+        ok(b.n == 0 && (int64_t)s.wm == max_rowid(path), "  no row, the watermark past it");
+        is_int(s.malformed, 5, "  malformed counted + 1");
+        is_int(collect(&s, 4096, &b), 0, "read again");
+        is_int(s.malformed, 5, "  not counted twice");
         row_batch_free(&b);
 }
 
@@ -879,6 +947,7 @@ int main(void)
         test_resume(main_db);
         test_new_rows(main_db);
         test_rewrite();
+        test_legacy_state();
         test_locked();
         test_corrupt(main_db);
         test_bad_blobs();

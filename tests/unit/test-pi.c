@@ -744,11 +744,20 @@ static void test_state_roundtrip(void)
         memset(ps.project, 'p', sizeof(ps.project) - 1);
         memset(ps.provider, 'v', sizeof(ps.provider) - 1);
         memset(ps.model, 'm', sizeof(ps.model) - 1);
+        for (size_t i = 0; i < PS_PRIV_MAX; i++)
+                ps.priv[i] = (uint8_t)(i * 37 + 1);
+        ps.priv_len = PS_PRIV_MAX;
         is_int(parse_state_encode(&ps, buf, sizeof(buf), &len), 0, "encode full-size state");
         ok(len <= CHECKPOINT_STATE_MAX, "fits CHECKPOINT_STATE_MAX (%zu bytes)", len);
+        is_int(len, PS_ENCODED_MAX, "the full-size state is the PS_ENCODED_MAX worst case");
+        memset(&back, 0x5a, sizeof(back));
         is_int(parse_state_decode(buf, len, &back), 0, "decode");
-        ok(memcmp(&ps, &back, sizeof(ps)) == 0, "round trip exact");
+        ok(memcmp(&ps, &back, sizeof(ps)) == 0, "round trip exact (with a full private area)");
         is_int(parse_state_encode(&ps, buf, 10, &len), -ENOBUFS, "small buffer: -ENOBUFS");
+        is_int(parse_state_encode(&ps, buf, PS_ENCODED_MAX - 1, &len), -ENOBUFS, "one byte short: -ENOBUFS");
+        ps.priv_len = PS_PRIV_MAX + 1;
+        is_int(parse_state_encode(&ps, buf, sizeof(buf), &len), -EINVAL, "priv_len over PS_PRIV_MAX: -EINVAL");
+        ps.priv_len = PS_PRIV_MAX;
         parse_state_encode(&ps, buf, sizeof(buf), &len);
         for (size_t cut = 0; cut < len; cut += 37)
                 if (parse_state_decode(buf, cut, &back) != -EBADMSG) {
@@ -767,6 +776,31 @@ static void test_state_roundtrip(void)
         buf[25] = 0xff;
         buf[26] = 0x01; /* session length 511 > 127 */
         is_int(parse_state_decode(buf, len, &back), -EBADMSG, "oversized string: -EBADMSG");
+
+        /* the private area: its length is checked; encoding 1 (before it
+         * existed) still decodes, with nothing private */
+        ps = (struct parse_state){ 0 };
+        ps.priv_len = 3;
+        memcpy(ps.priv, "abc", 3);
+        parse_state_encode(&ps, buf, sizeof(buf), &len);
+        ok(len >= 5 && buf[len - 5] == 3 && buf[len - 4] == 0 && memcmp(buf + len - 3, "abc", 3) == 0,
+           "priv last: u16 length, bytes");
+        buf[len - 5] = PS_PRIV_MAX + 1;
+        is_int(parse_state_decode(buf, len, &back), -EBADMSG, "priv length over PS_PRIV_MAX: -EBADMSG");
+        buf[len - 5] = 4;
+        is_int(parse_state_decode(buf, len, &back), -EBADMSG, "priv length past the end: -EBADMSG");
+        memset(&ps, 0, sizeof(ps)); /* padding too: compared with memcmp below */
+        ps.flags = PS_HEADER_SEEN;
+        ps.version = 2;
+        ps.last_time_ms = 77;
+        snprintf(ps.session, sizeof(ps.session), "sess");
+        snprintf(ps.model, sizeof(ps.model), "mod");
+        parse_state_encode(&ps, buf, sizeof(buf), &len);
+        buf[0] = 1; /* encoding 1: the same without the trailing u16 priv_len */
+        memset(&back, 0x5a, sizeof(back));
+        is_int(parse_state_decode(buf, len - 2, &back), 0, "encoding 1 decodes");
+        ok(memcmp(&ps, &back, sizeof(ps)) == 0 && back.priv_len == 0, "... to the same state, nothing private");
+        is_int(parse_state_decode(buf, len, &back), -EBADMSG, "encoding 1 with a priv part: -EBADMSG");
 
         /* resuming mid-file from the encoded state gives the same rows */
         const char *lines[] = {

@@ -932,6 +932,31 @@ static void test_keys(void)
                 is_int(b.rows[0].time_ms, 1781085600123, "re-stamped time is the stamp");
         }
         row_batch_free(&b);
+        /* a state written before parse_state had a private area (encoding
+         * 1) kept the previous created_at in `provider`: after the upgrade
+         * the next line still compares with it */
+        memset(&ps, 0, sizeof(ps));
+        ps.flags = PS_HEADER_SEEN;
+        snprintf(ps.provider, sizeof(ps.provider), "%s", stamp);
+        ok(key_of("/w/sessions/k.jsonl", &ps, asst, &after) && memcmp(&before, &after, sizeof(before)) == 0,
+           "pre-upgrade state: the re-stamp is still recognised");
+        ok(ps.provider[0] == 0 && ps.priv_len > 0, "pre-upgrade state: moved from provider to the private area");
+        ok(key_of("/w/sessions/k.jsonl", &ps, asst, &after) && memcmp(&before, &after, sizeof(before)) == 0,
+           "... where the next line finds it");
+        /* a created_at too long to keep matches nothing */
+        char longstamp[96], l1[256], l2[256];
+        memset(longstamp, '7', 70);
+        longstamp[70] = 0;
+        snprintf(l1, sizeof(l1), "{\"role\":\"user\",\"content\":\"a\",\"created_at\":\"%s\"}", longstamp);
+        snprintf(l2, sizeof(l2), "{\"role\":\"assistant\",\"content\":\"b\",\"created_at\":\"%s\"}", longstamp);
+        struct row_key fresh, after_long;
+        memset(&ps, 0, sizeof(ps));
+        ok(key_of("/w/sessions/k.jsonl", &ps, l2, &fresh), "long created_at: parsed");
+        memset(&ps, 0, sizeof(ps));
+        key_of("/w/sessions/k.jsonl", &ps, l1, &lone); /* user: no row */
+        ok(ps.priv_len == 0, "a 70-byte created_at is not kept");
+        ok(key_of("/w/sessions/k.jsonl", &ps, l2, &after_long) && memcmp(&fresh, &after_long, sizeof(fresh)) == 0,
+           "... so an equal one on the next line is not taken for a re-stamp");
         /* documented limit: a re-stamped assistant line that is the file's
          * first line has nothing to compare with */
         memset(&ps, 0, sizeof(ps));

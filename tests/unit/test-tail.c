@@ -2,12 +2,15 @@
  * newlines, bounded work per call always makes progress, identity changes
  * (shrink, new inode, changed bytes before the offset) re-read from 0
  * without double counting, renames keep the checkpoint, over-long lines are
- * skipped and counted, a complete unterminated last line counts once. */
+ * skipped and counted, a complete unterminated last line counts once; a
+ * database source's undecodable events are counted malformed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "ledger.h"
 #include "registry.h"
@@ -71,6 +74,60 @@ static uint64_t offset_of(const char *path)
 {
         struct checkpoint cp;
         return ledger_get_checkpoint(L, path, &cp) == 0 ? cp.offset : (uint64_t)-1;
+}
+
+/* tail_db: events a database reader cannot decode or parse go into the
+ * checkpoint's malformed counter and the tail counters, with the rows. */
+static void test_db(void)
+{
+        static const char *const events[] = {
+                "{\"type\":\"session\",\"version\":3,\"id\":\"db1\",\"timestamp\":\"2026-11-30T10:00:00.000Z\","
+                "\"cwd\":\"/p\"}",
+                NULL, /* a bad zstd blob */
+                "{\"type\":\"message\",\"timestamp\":\"2026-11-30T10:00:01.000Z\",\"message\":{\"role\":"
+                "\"assistant\",\"provider\":\"p\",\"model\":\"m\",\"usage\":{\"input\":5,\"output\":1}}}",
+                "{not json",
+        };
+        struct tail_ctx t = { .ledger = L, .limits = TAIL_LIMITS_DEFAULT, .counters = &C };
+        struct source_ctx ctx = { .adapter = &adapter_openclaw };
+        struct tail_outcome out;
+        struct checkpoint cp;
+        char path[512];
+        sqlite3 *db;
+        sqlite3_stmt *st;
+
+        snprintf(path, sizeof(path), "%s/openclaw-agent.sqlite", dir);
+        if (sqlite3_open(path, &db) != SQLITE_OK ||
+            sqlite3_exec(db, "CREATE TABLE transcript_events(session_id TEXT, seq INTEGER, event_json TEXT, "
+                             "event_zstd BLOB)", NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(db, "INSERT INTO transcript_events VALUES ('db1', ?1, ?2, ?3)", -1, &st, NULL) !=
+                    SQLITE_OK)
+                exit(99);
+        for (int i = 0; i < 4; i++) {
+                sqlite3_bind_int(st, 1, i);
+                if (events[i])
+                        sqlite3_bind_text(st, 2, events[i], -1, SQLITE_STATIC);
+                else
+                        sqlite3_bind_blob(st, 3, "\x28\xb5\x2f\xfd not zstd", 12, SQLITE_STATIC);
+                if (sqlite3_step(st) != SQLITE_DONE)
+                        exit(99);
+                sqlite3_reset(st);
+                sqlite3_clear_bindings(st);
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+
+        ctx.path = path;
+        ctx.source_hash = hash64(path, strlen(path));
+        uint64_t r0 = rows(), m0 = C.malformed;
+        is_int(tail_db(&t, &ctx, &out), TAIL_DONE, "db: read");
+        is_int(rows() - r0, 1, "db: the good event is a row");
+        ok(ledger_get_checkpoint(L, path, &cp) == 0 && cp.malformed == 2 && cp.offset == 4,
+           "db: the bad blob and the non-JSON event in the checkpoint's malformed count");
+        is_int(C.malformed - m0, 2, "db: ... and in the tail counters");
+        is_int(tail_db(&t, &ctx, &out), TAIL_DONE, "db: read again");
+        ok(ledger_get_checkpoint(L, path, &cp) == 0 && cp.malformed == 2 && C.malformed - m0 == 2,
+           "db: nothing counted twice");
 }
 
 int main(void)
@@ -227,6 +284,8 @@ int main(void)
         snprintf(gone, sizeof(gone), "%s/gone.jsonl", dir);
         is_int(run(gone, UINT64_MAX, 0, &out), -ENOENT, "missing file: -ENOENT");
         is_int(run(dir, UINT64_MAX, 0, &out), -EISDIR, "directory: -EISDIR");
+
+        test_db();
 
         ledger_close(L);
         return tap_done();

@@ -1,0 +1,187 @@
+/* One copy of the path, root-list and small-file code that the pi, OpenClaw
+ * and PicoClaw discovery each need (see adapt-util.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adapt-util.h"
+
+int adapt_resolve_path(const char *value, const char *home, const char *base, char *buf, size_t cap)
+{
+        int n;
+
+        if (value[0] == '~' && (value[1] == 0 || value[1] == '/')) {
+                if (!home || home[0] != '/')
+                        return -EINVAL;
+                n = snprintf(buf, cap, "%s%s", home, value + 1);
+        } else if (value[0] == '/') {
+                n = snprintf(buf, cap, "%s", value);
+        } else {
+                if (!base || base[0] != '/')
+                        return -EINVAL;
+                n = snprintf(buf, cap, "%s/%s", base, value);
+        }
+        if (n < 0 || (size_t)n >= cap)
+                return -ENAMETOOLONG;
+        while (n > 1 && buf[n - 1] == '/')
+                buf[--n] = 0;
+        return 0;
+}
+
+int adapt_add_root(struct root_list *out, const struct adapter *adapter, const char *path,
+                   const char *label, uint8_t reason, const char *env_var, const char *detail,
+                   uint8_t max_depth)
+{
+        struct root *rt;
+        int r;
+
+        for (size_t i = 0; i < out->n; i++)
+                if (out->v[i].adapter == adapter && strcmp(out->v[i].path, path) == 0)
+                        return 0;
+        r = root_list_push(out, &rt);
+        if (r < 0)
+                return r;
+        snprintf(rt->path, sizeof(rt->path), "%s", path);
+        snprintf(rt->label, sizeof(rt->label), "%s", label);
+        rt->reason = reason;
+        if (env_var)
+                snprintf(rt->env_var, sizeof(rt->env_var), "%s", env_var);
+        if (detail)
+                snprintf(rt->detail, sizeof(rt->detail), "%s", detail);
+        rt->max_depth = max_depth;
+        rt->adapter = adapter;
+        return 1;
+}
+
+int adapt_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+        struct stat st;
+        char *buf = NULL;
+        size_t len = 0, cap;
+        int fd, r = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                goto out;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+                goto out;
+        }
+        /* the size is where to start: one byte more shows the end (or that
+         * the file grew past max meanwhile) */
+        cap = (uint64_t)st.st_size < max ? (size_t)st.st_size + 1 : max + 1;
+        buf = malloc(cap + 1);
+        if (!buf) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (;;) {
+                ssize_t k;
+
+                if (len == cap) {
+                        size_t ncap = cap <= (max + 1) / 2 ? 2 * cap : max + 1;
+                        char *nb = realloc(buf, ncap + 1);
+                        if (!nb) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                        buf = nb;
+                        cap = ncap;
+                }
+                k = read(fd, buf + len, cap - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        goto out;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+                if (len > max) {
+                        r = -EFBIG;
+                        goto out;
+                }
+        }
+        buf[len] = 0;
+        *ret_text = buf;
+        *ret_len = len;
+        buf = NULL;
+out:
+        free(buf);
+        close(fd);
+        return r;
+}
+
+int adapt_json_str(struct json_object *obj, const char *key, char *buf, size_t cap)
+{
+        struct json_object *v;
+        size_t n;
+
+        if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+                return -ENOENT;
+        n = (size_t)json_object_get_string_len(v);
+        if (n == 0 || n >= cap || memchr(json_object_get_string(v), 0, n))
+                return -ENOENT;
+        memcpy(buf, json_object_get_string(v), n + 1);
+        return 0;
+}
+
+void adapt_path_clean(char *p)
+{
+        size_t n = strlen(p), o = 0;
+        char *out = p; /* in place: the output never outruns the input */
+
+        if (n == 0 || p[0] != '/')
+                return;
+        for (size_t i = 0; i < n;) {
+                size_t s, len;
+
+                while (i < n && p[i] == '/')
+                        i++;
+                s = i;
+                while (i < n && p[i] != '/')
+                        i++;
+                len = i - s;
+                if (len == 0 || (len == 1 && p[s] == '.'))
+                        continue;
+                if (len == 2 && p[s] == '.' && p[s + 1] == '.') {
+                        while (o > 0 && out[o - 1] != '/')
+                                o--;
+                        if (o > 0)
+                                o--; /* the '/' before the dropped component */
+                        continue;
+                }
+                out[o++] = '/';
+                memmove(out + o, p + s, len);
+                o += len;
+        }
+        if (o == 0)
+                out[o++] = '/';
+        out[o] = 0;
+}
+
+void adapt_path_dirname(const char *path, char *out, size_t cap)
+{
+        const char *slash = strrchr(path, '/');
+        size_t n;
+
+        if (!slash) {
+                snprintf(out, cap, ".");
+                return;
+        }
+        n = slash == path ? 1 : (size_t)(slash - path);
+        if (n >= cap)
+                n = cap - 1;
+        memcpy(out, path, n);
+        out[n] = 0;
+}

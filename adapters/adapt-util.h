@@ -1,0 +1,45 @@
+/* What several adapters' discovery code needs alike: user-written paths made
+ * absolute, roots listed once, small files and their JSON strings read. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapter.h"
+
+struct json_object;
+
+/* `~` and `~/x` against home (as pi and OpenClaw do; `~user` is not
+ * expanded), an absolute value as it is, anything else relative to base.
+ * Trailing slashes are dropped ("/" stays). -EINVAL when home (for `~`) or
+ * base (for a relative value) is NULL or not absolute, -ENAMETOOLONG when
+ * the result does not fit cap. */
+int adapt_resolve_path(const char *value, const char *home, const char *base, char *buf, size_t cap);
+
+/* Appends a root for adapter unless one of its roots already has this path:
+ * 1 added, 0 already listed, -ENOMEM. Strings that do not fit their field
+ * are cut (path fits: both are PATH_MAX); env_var and detail may be NULL. */
+int adapt_add_root(struct root_list *out, const struct adapter *adapter, const char *path,
+                   const char *label, uint8_t reason, const char *env_var, const char *detail,
+                   uint8_t max_depth);
+
+/* Reads a whole regular file of at most max bytes into a NUL-terminated
+ * malloc'd buffer (free it): 0 and *ret_text, *ret_len (bytes before the
+ * added NUL; the file may hold NULs of its own). The file is read to its
+ * end, whatever its size said. -errno from open/fstat/read, -EISDIR a
+ * directory, -EINVAL another non-regular file (opened without blocking, so
+ * a FIFO cannot hang the caller), -EFBIG more than max bytes, -ENOMEM. */
+int adapt_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len);
+
+/* The string member key of a JSON object copied into buf: 0, or -ENOENT
+ * when obj is NULL or not an object, or the member is missing, not a string,
+ * empty, holds a NUL or does not fit (cap - 1 bytes). */
+int adapt_json_str(struct json_object *obj, const char *key, char *buf, size_t cap);
+
+/* Lexical clean of an absolute path in place, as Go's filepath.Clean: no
+ * "//", "." or "..", no trailing '/'. A relative path is left as it is. */
+void adapt_path_clean(char *path);
+
+/* The directory part of path into out (cut to cap - 1 bytes): "." when it
+ * has no '/', "/" for a file in the root. */
+void adapt_path_dirname(const char *path, char *out, size_t cap);

@@ -1,0 +1,346 @@
+/* The derived half of the ledger: rollups and session sums, moved by each
+ * committed row, read back, and rebuilt from the rows on demand. */
+#include <errno.h>
+#include <string.h>
+
+#include "binio.h"
+#include "ledger-internal.h"
+
+#define ROLLUP_KEY_MAX (8 + ROW_TOOL_MAX + ROW_PROVIDER_MAX + ROW_MODEL_MAX)
+#define SESSION_KEY_MAX (ROW_TOOL_MAX + ROW_SESSION_MAX)
+#define SUMS_FIELDS 11
+
+void usage_sums_add_row(struct usage_sums *s, const struct usage_row *r, int sign)
+{
+        /* unsigned arithmetic: k * x is x or -x modulo 2^64, no UB */
+        uint64_t k = sign < 0 ? UINT64_MAX : 1;
+
+        if (sign == 0)
+                return;
+        s->events += k;
+        if (r->flags & ROW_F_TOKENS_KNOWN) {
+                s->input += k * r->input;
+                s->output += k * r->output;
+                s->cache_read += k * r->cache_read;
+                s->cache_write += k * r->cache_write;
+                s->reasoning += k * r->reasoning;
+                s->total += k * r->total;
+                s->token_events += k;
+        }
+        if (r->cost_source != COST_NONE) {
+                s->cost_nano = (int64_t)((uint64_t)s->cost_nano + k * (uint64_t)r->cost_nano);
+                s->priced_events += k;
+                if (r->cost_source == COST_COMPUTED)
+                        s->computed_events += k;
+        }
+        s->calls += k * r->n_calls;
+}
+
+void usage_sums_add(struct usage_sums *dst, const struct usage_sums *src)
+{
+        dst->input += src->input;
+        dst->output += src->output;
+        dst->cache_read += src->cache_read;
+        dst->cache_write += src->cache_write;
+        dst->reasoning += src->reasoning;
+        dst->total += src->total;
+        dst->cost_nano = (int64_t)((uint64_t)dst->cost_nano + (uint64_t)src->cost_nano);
+        dst->events += src->events;
+        dst->priced_events += src->priced_events;
+        dst->token_events += src->token_events;
+        dst->calls += src->calls;
+        dst->computed_events += src->computed_events;
+}
+
+/* ---- encodings ----------------------------------------------------------- */
+
+static void sums_put(struct bw *w, const struct usage_sums *s)
+{
+        const uint64_t f[SUMS_FIELDS] = {s->input, s->output, s->cache_read, s->cache_write,
+                                         s->reasoning, s->total, (uint64_t)s->cost_nano,
+                                         s->events, s->priced_events, s->token_events,
+                                         s->calls};
+        for (int i = 0; i < SUMS_FIELDS; i++)
+                bw_u64(w, f[i]);
+        bw_u64(w, s->computed_events);
+}
+
+static void sums_get(struct br *r, struct usage_sums *s)
+{
+        s->input = br_u64(r);
+        s->output = br_u64(r);
+        s->cache_read = br_u64(r);
+        s->cache_write = br_u64(r);
+        s->reasoning = br_u64(r);
+        s->total = br_u64(r);
+        s->cost_nano = (int64_t)br_u64(r);
+        s->events = br_u64(r);
+        s->priced_events = br_u64(r);
+        s->token_events = br_u64(r);
+        s->calls = br_u64(r);
+        s->computed_events = br_u64(r);
+}
+
+static int64_t bucket_of(int64_t ms)
+{
+        int64_t q = ms / ROLLUP_BUCKET_MS;
+        if (ms % ROLLUP_BUCKET_MS < 0) /* floor for times before 1970 */
+                q--;
+        return q * ROLLUP_BUCKET_MS;
+}
+
+/* Rollup key: 8-byte big-endian bucket start (sign bit flipped so earlier
+ * sorts first, also before 1970) | tool NUL-padded to 16 | provider NUL model. */
+static size_t rollup_key(const struct usage_row *r, uint8_t *k)
+{
+        size_t n = 8 + ROW_TOOL_MAX, p = strnlen(r->provider, ROW_PROVIDER_MAX - 1),
+               m = strnlen(r->model, ROW_MODEL_MAX - 1);
+
+        be64_put(k, (uint64_t)bucket_of(r->time_ms) ^ (1ull << 63));
+        memset(k + 8, 0, ROW_TOOL_MAX);
+        memcpy(k + 8, r->tool, strnlen(r->tool, ROW_TOOL_MAX - 1));
+        memcpy(k + n, r->provider, p);
+        n += p;
+        k[n++] = 0;
+        memcpy(k + n, r->model, m);
+        return n + m;
+}
+
+static int rollup_decode(const MDB_val *k, const MDB_val *v, struct rollup_entry *e)
+{
+        const uint8_t *p = k->mv_data, *nul;
+        size_t rest;
+        struct br r = {.p = v->mv_data, .len = v->mv_size};
+
+        memset(e, 0, sizeof(*e));
+        if (k->mv_size < 8 + ROW_TOOL_MAX + 1 || br_u8(&r) != VALUE_VERSION)
+                return -EBADMSG;
+        e->bucket_ms = (int64_t)(be64_get(p) ^ (1ull << 63));
+        memcpy(e->tool, p + 8, ROW_TOOL_MAX - 1);
+        p += 8 + ROW_TOOL_MAX;
+        rest = k->mv_size - 8 - ROW_TOOL_MAX;
+        nul = memchr(p, 0, rest);
+        if (!nul || (size_t)(nul - p) >= ROW_PROVIDER_MAX ||
+            rest - (size_t)(nul - p) - 1 >= ROW_MODEL_MAX)
+                return -EBADMSG;
+        memcpy(e->provider, p, (size_t)(nul - p));
+        memcpy(e->model, nul + 1, rest - (size_t)(nul - p) - 1);
+        sums_get(&r, &e->sums);
+        return r.bad || r.pos != r.len ? -EBADMSG : 0;
+}
+
+static size_t session_key(const char *tool, const char *session, uint8_t *k)
+{
+        size_t t = strnlen(tool, ROW_TOOL_MAX - 1), s = strnlen(session, ROW_SESSION_MAX - 1);
+        memcpy(k, tool, t);
+        k[t] = 0;
+        memcpy(k + t + 1, session, s);
+        return t + 1 + s;
+}
+
+static int session_decode(const MDB_val *k, const MDB_val *v, struct session_entry *e)
+{
+        const uint8_t *nul = memchr(k->mv_data, 0, k->mv_size);
+        struct br r = {.p = v->mv_data, .len = v->mv_size};
+        size_t t;
+
+        memset(e, 0, sizeof(*e));
+        if (!nul || br_u8(&r) != VALUE_VERSION)
+                return -EBADMSG;
+        t = (size_t)(nul - (const uint8_t *)k->mv_data);
+        if (t >= ROW_TOOL_MAX || k->mv_size - t - 1 >= ROW_SESSION_MAX)
+                return -EBADMSG;
+        memcpy(e->tool, k->mv_data, t);
+        memcpy(e->session, nul + 1, k->mv_size - t - 1);
+        sums_get(&r, &e->sums);
+        e->first_ms = (int64_t)br_u64(&r);
+        e->last_ms = (int64_t)br_u64(&r);
+        br_str(&r, e->project, sizeof(e->project));
+        br_str(&r, e->model, sizeof(e->model));
+        return r.bad || r.pos != r.len ? -EBADMSG : 0;
+}
+
+/* ---- derived sums -------------------------------------------------------- */
+
+static bool sums_zero(const struct usage_sums *s)
+{
+        static const struct usage_sums zero;
+        return memcmp(s, &zero, sizeof(zero)) == 0;
+}
+
+/* Adds (sign +1) or removes (-1) one row's contribution to its rollup. */
+static int rollup_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
+{
+        uint8_t kb[ROLLUP_KEY_MAX], vb[1 + 8 * (SUMS_FIELDS + 1)];
+        MDB_val k = {.mv_data = kb}, v;
+        struct usage_sums s = {0};
+        struct bw w = {.p = vb, .cap = sizeof(vb)};
+        int rc;
+
+        k.mv_size = rollup_key(row, kb);
+        rc = mdb_get(txn, l->dbi[DB_ROLLUP], &k, &v);
+        if (rc == 0) {
+                struct br r = {.p = v.mv_data, .len = v.mv_size};
+                if (br_u8(&r) != VALUE_VERSION)
+                        return -EBADMSG;
+                sums_get(&r, &s);
+                if (r.bad)
+                        return -EBADMSG;
+        } else if (rc != MDB_NOTFOUND) {
+                return ledger_fail(l, rc);
+        }
+        usage_sums_add_row(&s, row, sign);
+        if (sums_zero(&s))
+                return rc == 0 ? ledger_fail(l, mdb_del(txn, l->dbi[DB_ROLLUP], &k, NULL)) : 0;
+        bw_u8(&w, VALUE_VERSION);
+        sums_put(&w, &s);
+        v = (MDB_val){.mv_size = w.len, .mv_data = vb};
+        return ledger_fail(l, mdb_put(txn, l->dbi[DB_ROLLUP], &k, &v, 0));
+}
+
+/* Session sums. Removing a contribution (an upsert moved it) leaves first/
+ * last alone; rebuilding from rows makes them exact again. */
+static int session_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
+{
+        uint8_t kb[SESSION_KEY_MAX], vb[64 + 8 * SUMS_FIELDS + ROW_PROJECT_MAX + ROW_MODEL_MAX];
+        MDB_val k = {.mv_data = kb}, v;
+        struct session_entry e;
+        struct bw w = {.p = vb, .cap = sizeof(vb)};
+        bool is_new;
+        int rc, r;
+
+        k.mv_size = session_key(row->tool, row->session, kb);
+        rc = mdb_get(txn, l->dbi[DB_SESSIONS], &k, &v);
+        if (rc && rc != MDB_NOTFOUND)
+                return ledger_fail(l, rc);
+        is_new = rc == MDB_NOTFOUND;
+        if (is_new)
+                memset(&e, 0, sizeof(e));
+        else if ((r = session_decode(&k, &v, &e)) < 0)
+                return r;
+        usage_sums_add_row(&e.sums, row, sign);
+        if (sign > 0) {
+                if (is_new || row->time_ms < e.first_ms)
+                        e.first_ms = row->time_ms;
+                if (is_new || row->time_ms >= e.last_ms) {
+                        e.last_ms = row->time_ms;
+                        if (row->model[0])
+                                memcpy(e.model, row->model, sizeof(e.model));
+                        if (row->project[0])
+                                memcpy(e.project, row->project, sizeof(e.project));
+                }
+                if (!e.project[0])
+                        memcpy(e.project, row->project, sizeof(e.project));
+                if (!e.model[0])
+                        memcpy(e.model, row->model, sizeof(e.model));
+        }
+        if (sums_zero(&e.sums))
+                return is_new ? 0 : ledger_fail(l, mdb_del(txn, l->dbi[DB_SESSIONS], &k, NULL));
+        bw_u8(&w, VALUE_VERSION);
+        sums_put(&w, &e.sums);
+        bw_u64(&w, (uint64_t)e.first_ms);
+        bw_u64(&w, (uint64_t)e.last_ms);
+        bw_str(&w, e.project, sizeof(e.project));
+        bw_str(&w, e.model, sizeof(e.model));
+        if (w.overflow)
+                return -ENOBUFS;
+        v = (MDB_val){.mv_size = w.len, .mv_data = vb};
+        return ledger_fail(l, mdb_put(txn, l->dbi[DB_SESSIONS], &k, &v, 0));
+}
+
+int ledger_sums_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
+{
+        int r = rollup_apply(l, txn, row, sign);
+        return r < 0 ? r : session_apply(l, txn, row, sign);
+}
+
+/* ---- reading ------------------------------------------------------------- */
+/* Callbacks run inside a read txn, as those in ledger-rows.c. */
+
+struct rollup_scan {
+        int64_t until;
+        bool ended; /* stopped at the end of the range, not by cb */
+        int (*cb)(const struct rollup_entry *e, void *u);
+        void *u;
+};
+
+static int rollup_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        struct rollup_scan *s = ctx;
+        struct rollup_entry e;
+        int r = rollup_decode(k, v, &e);
+        if (r < 0)
+                return r;
+        if (e.bucket_ms >= s->until) {
+                s->ended = true;
+                return 1;
+        }
+        return s->cb(&e, s->u);
+}
+
+int ledger_foreach_rollup(struct ledger *l, int64_t from_ms, int64_t until_ms,
+                          int (*cb)(const struct rollup_entry *e, void *u), void *u)
+{
+        struct rollup_scan s = {.until = until_ms, .cb = cb, .u = u};
+        uint8_t kb[8];
+        MDB_val start = {.mv_size = 8, .mv_data = kb};
+        int r;
+
+        be64_put(kb, (uint64_t)from_ms ^ (1ull << 63));
+        r = ledger_scan(l, DB_ROLLUP, from_ms == INT64_MIN ? NULL : &start, rollup_entry_fn, &s);
+        return s.ended ? 0 : r;
+}
+
+struct session_scan {
+        int (*cb)(const struct session_entry *e, void *u);
+        void *u;
+};
+
+static int session_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        struct session_scan *s = ctx;
+        struct session_entry e;
+        int r = session_decode(k, v, &e);
+        return r < 0 ? r : s->cb(&e, s->u);
+}
+
+int ledger_foreach_session(struct ledger *l,
+                           int (*cb)(const struct session_entry *e, void *u), void *u)
+{
+        struct session_scan s = {cb, u};
+        return ledger_scan(l, DB_SESSIONS, NULL, session_entry_fn, &s);
+}
+
+/* ---- rebuild ------------------------------------------------------------- */
+
+static int rebuild_txn(struct ledger *l, MDB_txn *txn, void *u)
+{
+        struct usage_row *row = &l->scratch_new;
+        MDB_cursor *c;
+        MDB_val k, v;
+        int r, rc;
+
+        (void)u;
+        if ((rc = mdb_drop(txn, l->dbi[DB_ROLLUP], 0)) != 0 ||
+            (rc = mdb_drop(txn, l->dbi[DB_SESSIONS], 0)) != 0 ||
+            (rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c)) != 0)
+                return ledger_fail(l, rc);
+        r = 0;
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+                r = row_decode(v.mv_data, v.mv_size, row);
+                if (r == 0)
+                        r = ledger_sums_apply(l, txn, row, +1);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && rc != MDB_NOTFOUND)
+                r = ledger_fail(l, rc);
+        mdb_cursor_close(c);
+        return r;
+}
+
+int ledger_rebuild_rollups(struct ledger *l)
+{
+        return ledger_write(l, rebuild_txn, NULL);
+}
