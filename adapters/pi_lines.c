@@ -561,18 +561,19 @@ static int parse_values(const struct pi_flavor *fl, const struct source_ctx *ctx
  * needles never match text inside JSON strings (their quotes are escaped). */
 static bool may_matter(const char *p, size_t n, bool snapshot)
 {
-        static const char usage[] = "\"usage\"", model[] = "\"model";
         const char *q = p, *end = p + n;
 
-        if (memmem(p, n, usage, sizeof(usage) - 1))
-                return true;
-        while ((q = memmem(q, (size_t)(end - q), model, sizeof(model) - 1))) {
-                size_t left;
-                q += sizeof(model) - 1;
-                left = (size_t)(end - q);
-                if (left >= 8 && memcmp(q, "_change\"", 8) == 0)
+        /* one pass from quote to quote (memchr is fast, and in the big text
+         * of user and tool-result lines quotes are rare): `"usage"`,
+         * `"model_change"`, `"model-snapshot"` */
+        while ((q = memchr(q, '"', (size_t)(end - q)))) {
+                const char *k = ++q;
+                size_t left = (size_t)(end - k);
+                if (left >= 6 && memcmp(k, "usage\"", 6) == 0)
                         return true;
-                if (snapshot && left >= 10 && memcmp(q, "-snapshot\"", 10) == 0)
+                if (left >= 13 && memcmp(k, "model_change\"", 13) == 0)
+                        return true;
+                if (snapshot && left >= 15 && memcmp(k, "model-snapshot\"", 15) == 0)
                         return true;
         }
         return false;

@@ -9,7 +9,7 @@ gen_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib",
 spec = importlib.util.spec_from_file_location("gen", gen_path)
 g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g)
 import random
-rng = random.Random(5)
+rng = random.Random(time.time_ns())  # fresh calls on every run
 tot = g.Totals()
 os.makedirs(os.path.dirname(session), exist_ok=True)
 with open(session, "w") as f:

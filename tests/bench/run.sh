@@ -19,12 +19,14 @@ if [ ! -f "$corpus/.done" ]; then
 	python3 "$SRC/tests/lib/gen_pi.py" corpus "$corpus/sessions" --files "$FILES" --mb "$MB" --seed 1 > "$corpus/expected.json"
 	touch "$corpus/.done"
 fi
+rm -rf "$corpus/sessions/--bench--"   # the latency run's session, from an earlier run
 bytes=$(du -sb "$corpus/sessions" | cut -f1)
-run_env() { env -i PATH="$PATH" HOME="$W/home" XDG_STATE_HOME="$W/state" XDG_RUNTIME_DIR="$W/run" \
-	PI_CODING_AGENT_SESSION_DIR="$corpus/sessions" AGENTMETER_LOG_CONSOLE=1 "$@"; }
+ENV=(env -i PATH="$PATH" HOME="$W/home" XDG_STATE_HOME="$W/state" XDG_RUNTIME_DIR="$W/run"
+	PI_CODING_AGENT_SESSION_DIR="$corpus/sessions" AGENTMETER_LOG_CONSOLE=1)
+command -v /usr/bin/time >/dev/null || { echo "bench: needs /usr/bin/time (apt-get install time)"; exit 1; }
 rm -rf "$W/state" "$W/home" "$W/run"; mkdir -p "$W/home" "$W/run"; chmod 700 "$W/run"
 sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
-/usr/bin/time -f '%e %M' -o "$W/time.txt" bash -c "$(declare -f run_env); run_env '$B/agentmeterd' --once" > "$W/once.txt" 2>/dev/null
+/usr/bin/time -f '%e %M' -o "$W/time.txt" "${ENV[@]}" "$B/agentmeterd" --once > "$W/once.txt" 2>/dev/null
 read -r secs rss_kb < "$W/time.txt"
 echo "== cold --once: $(cat "$W/once.txt")"
 python3 - "$bytes" "$secs" "$rss_kb" <<'PY'
@@ -33,15 +35,18 @@ b, s, rss = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 print("   corpus %.1f MB in %.3f s wall: %.0f MB/s; peak RSS %.1f MB" % (b / 1e6, s, b / 1e6 / max(s, 1e-3), rss / 1024))
 PY
 want=$(jq -c '[.events,.input,.output,.cache_read,.cache_write,.total]' "$corpus/expected.json")
-got=$(run_env "$B/agentmeterctl" report daily --json 2>/dev/null | jq -c '.totals|[.events,.input_tokens,.output_tokens,.cache_read_tokens,.cache_write_tokens,.total_tokens]')
+got=$("${ENV[@]}" "$B/agentmeterctl" report daily --json 2>/dev/null | jq -c '.totals|[.events,.input_tokens,.output_tokens,.cache_read_tokens,.cache_write_tokens,.total_tokens]')
 echo "   totals match the generator: $([ "$want" = "$got" ] && echo yes || echo "NO ($got vs $want)")"
 
 # warm start: the daemon over the already-ingested corpus, then latency
-run_env "$B/agentmeterd" --log-target=console 2>"$W/daemon.log" &
-DP=$!
-trap 'kill $DP 2>/dev/null; wait $DP 2>/dev/null' EXIT
+"${ENV[@]}" "$B/agentmeterd" --log-target=console 2>"$W/daemon.log" &
+DP=$!   # env execs the daemon: this is its pid
+trap 'kill $DP 2>/dev/null; wait $DP 2>/dev/null || true' EXIT
 for i in $(seq 200); do [ -S "$W/run/agentmeterd/control.sock" ] && break; sleep 0.05; done
-sleep 1
+for i in $(seq 600); do
+	"${ENV[@]}" "$B/agentmeterctl" status --json 2>/dev/null | jq -e .ingest.initial_scan_done >/dev/null && break
+	sleep 0.1
+done
 echo "== append-to-visible latency ($APPENDS appends, measured through the tail stream):"
 python3 "$SRC/tests/bench/latency.py" "$W/run/agentmeterd/control.sock" "$corpus/sessions/--bench--/bench.jsonl" "$APPENDS"
 echo "== idle daemon tracking $(find "$corpus/sessions" -name '*.jsonl' | wc -l) files for $IDLE s:"

@@ -108,5 +108,17 @@ once >/dev/null
 all=$(printf '%s\n%s\n%s\n%s\n%s\n' "$g1" "$g2" "$g3" "$g4" "$g5" | sum_json)
 expect_totals "$all" "PI_CODING_AGENT_SESSION_DIR (flat) is read"
 unset PI_CODING_AGENT_SESSION_DIR
+# the hand-written fixtures (fixtures/pi/expected.json, case "all"), in a fresh ledger
+rm -rf "$XDG_STATE_HOME/agentmeterd"
+cp -r "$FIX/pi/agent" "$T/fixture-agent"
+out=$(PI_CODING_AGENT_DIR=$T/fixture-agent "$D" --once 2>>"$T/once.err")
+want=$(jq -c '.cases.all | [.rows, .input, .output, .cache_read, .cache_write, .total, (.cost_nano/1e9)]' "$FIX/pi/expected.json")
+is "$(totals_line)" "$want" "fixtures/pi: totals equal expected.json exactly"
+is "$("$C" report daily --json 2>/dev/null | jq .totals.reasoning_tokens)" "$(jq .cases.all.reasoning "$FIX/pi/expected.json")" "fixtures/pi: reasoning kept as a subset"
+is "$(field 'malformed' "$out")" "$(jq .cases.all.malformed "$FIX/pi/expected.json")" "fixtures/pi: malformed lines counted"
+is "$(sed -n 's/.*(\([0-9]*\) not transcripts.*/\1/p' <<<"$out")" "$(jq .cases.all.not_source "$FIX/pi/expected.json")" "fixtures/pi: non-pi files recognised"
+out=$(PI_CODING_AGENT_DIR=$T/fixture-agent "$D" --once 2>>"$T/once.err")
+is "$(field 'rows added' "$out")" 0 "fixtures/pi: a second run adds 0 rows"
+
 ! grep -qiE 'AddressSanitizer|runtime error' "$T/once.err"; ok $? "no sanitizer reports"
 done_testing

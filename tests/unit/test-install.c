@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "install.h"
+#include "registry.h"
 #include "tap.h"
 
 /* snprintf into a PATH_MAX buffer (vsnprintf: no truncation warnings). */
@@ -116,6 +117,31 @@ static void test_dropin_text(void)
         install_dropin_text(&c, &text, &n);
         ok(n == 0 && strstr(text, "\nEnvironment=\"AGENTMETER_INSTALL_VARS=\"\n"),
            "nothing set: an empty AGENTMETER_INSTALL_VARS still records the install");
+        free(text);
+}
+
+/* With the registry's real table: every adapter's relocating variable set
+ * in the installing shell is recorded (issues: OPENCLAW_STATE_DIR=<x> and
+ * PICOCLAW_HOME=<x> agentmeterctl install). */
+static void test_dropin_registry(void)
+{
+        const char *const env[] = { "HOME", "/home/u", "OPENCLAW_STATE_DIR", "/srv/oc-state",
+                                    "PICOCLAW_HOME", "/srv/pico", "PI_CODING_AGENT_SESSION_DIR",
+                                    "/srv/pi-flat", NULL };
+        struct install_config c = { .vars = registry_env_vars, .get = fake_get,
+                                    .userdata = (void *)env, .now_s = 1796009291 };
+        char *text = NULL;
+        unsigned n = 0;
+
+        is_int(install_dropin_text(&c, &text, &n), 0, "registry drop-in built");
+        is_int(n, 3, "three discovery variables recorded");
+        ok(text && strstr(text, "\nEnvironment=\"OPENCLAW_STATE_DIR=/srv/oc-state\"\n"),
+           "OPENCLAW_STATE_DIR recorded");
+        ok(text && strstr(text, "\nEnvironment=\"PICOCLAW_HOME=/srv/pico\"\n"), "PICOCLAW_HOME recorded");
+        ok(text && strstr(text, "\nEnvironment=\"PI_CODING_AGENT_SESSION_DIR=/srv/pi-flat\"\n"),
+           "PI_CODING_AGENT_SESSION_DIR recorded");
+        ok(text && strstr(text, "AGENTMETER_INSTALL_VARS=") && strstr(text, "OPENCLAW_STATE_DIR") &&
+           strstr(text, "PICOCLAW_HOME"), "the names are listed for the daemon");
         free(text);
 }
 
@@ -288,6 +314,7 @@ int main(void)
 {
         test_quote();
         test_dropin_text();
+        test_dropin_registry();
         test_unit_text();
         test_install_files();
         test_uninstall();
