@@ -24,7 +24,17 @@
  *   of the last complete read: opening a WAL database, even read-only,
  *   touches its -wal and -shm, which the daemon watches; an unchanged
  *   fingerprint within RECHECK_MS returns at once, so our own reads do not
- *   wake us forever. */
+ *   wake us forever.
+ * - A WAL database with no -wal beside it, in a directory we cannot write
+ *   (the unit's ProtectHome=read-only / ProtectSystem=strict, a read-only
+ *   mount): a read-only connection must still create the -wal and -shm and
+ *   fails with SQLITE_CANTOPEN. No -wal means no connection has the
+ *   database open (the last one to close checkpoints everything into the
+ *   file and deletes the -wal), so the file alone is the whole database:
+ *   it is then opened with immutable=1 (no locks, no -wal, no -shm). A
+ *   writer that starts meanwhile may checkpoint into the file under us, so
+ *   after such a read the fingerprint must be unchanged, else the rows are
+ *   dropped and the database read again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -65,6 +75,7 @@ struct sess {
 struct reader {
         const struct source_ctx *ctx;
         sqlite3 *db;
+        int open_rc; /* the SQLite result code when db_open failed */
         sqlite3_stmt *q_main, *q_mark, *q_head, *q_back;
         ZSTD_DCtx *z;
         char *buf; /* decompressed event */
@@ -251,14 +262,71 @@ static const char Q_BACK[] =
         "OR instr(event_json, '\"usage\"') > 0 OR instr(event_json, '\"model_change\"') > 0 "
         "OR instr(event_json, '\"model-snapshot\"') > 0) ORDER BY seq DESC";
 
-/* 0; 1 when the database has no tables at all yet (nothing to read);
- * negative errno. */
-static int db_open(struct reader *rd)
+/* "file:<path>?mode=ro&immutable=1", the path percent-encoded. */
+static char *immutable_uri(const char *path)
 {
-        int rc = sqlite3_open_v2(rd->ctx->path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                                 NULL);
+        static const char tail[] = "?mode=ro&immutable=1";
+        size_t n = strlen(path);
+        char *u = malloc(5 + 3 * n + sizeof(tail)), *p;
+
+        if (!u)
+                return NULL;
+        p = stpcpy(u, "file:");
+        for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+                if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                    strchr("/-._~", *c))
+                        *p++ = (char)*c;
+                else
+                        p += sprintf(p, "%%%02X", *c);
+        }
+        strcpy(p, tail);
+        return u;
+}
+
+/* The open failed only because SQLite could not create the -wal/-shm of a
+ * WAL database that no connection has open (see the top of the file). */
+static bool wal_unavailable(const struct reader *rd)
+{
+        char wal[PATH_MAX];
+        unsigned char hdr[20];
+        struct stat st;
+        int fd, prc = rd->open_rc & 0xff;
+        bool is_wal = false;
+
+        if (prc != SQLITE_CANTOPEN && prc != SQLITE_READONLY)
+                return false;
+        if (snprintf(wal, sizeof(wal), "%s-wal", rd->ctx->path) >= (int)sizeof(wal) ||
+            lstat(wal, &st) == 0 || errno != ENOENT)
+                return false;
+        fd = open(rd->ctx->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return false;
+        /* header: "SQLite format 3\0", then write and read versions 2 = WAL */
+        is_wal = pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
+                 memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2 && hdr[19] == 2;
+        close(fd);
+        return is_wal;
+}
+
+/* 0; 1 when the database has no tables at all yet (nothing to read);
+ * negative errno (rd->open_rc the SQLite code). */
+static int db_open(struct reader *rd, bool immutable)
+{
+        int rc, e;
+
+        if (immutable) {
+                char *uri = immutable_uri(rd->ctx->path);
+                if (!uri)
+                        return -ENOMEM;
+                rc = sqlite3_open_v2(uri, &rd->db,
+                                     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
+                free(uri);
+        } else {
+                rc = sqlite3_open_v2(rd->ctx->path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                                     NULL);
+        }
         if (rc != SQLITE_OK)
-                return rd->db ? sql_errno(rd->db, rc) : -ENOMEM;
+                goto fail;
         sqlite3_extended_result_codes(rd->db, 1);
         sqlite3_busy_timeout(rd->db, BUSY_TIMEOUT_MS);
         if (sqlite3_libversion_number() < 3043000)
@@ -267,7 +335,7 @@ static int db_open(struct reader *rd)
                                            octet_length_fn, NULL, NULL, NULL);
         rc = sqlite3_exec(rd->db, "BEGIN", NULL, NULL, NULL);
         if (rc != SQLITE_OK)
-                return sql_errno(rd->db, rc);
+                goto fail;
         rc = sqlite3_prepare_v2(rd->db, Q_MAIN, -1, &rd->q_main, NULL);
         if ((rc & 0xff) == SQLITE_ERROR) {
                 /* no transcript_events (or not this shape): an empty new
@@ -287,7 +355,17 @@ static int db_open(struct reader *rd)
                 rc = sqlite3_prepare_v2(rd->db, Q_HEAD, -1, &rd->q_head, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_prepare_v2(rd->db, Q_BACK, -1, &rd->q_back, NULL);
-        return rc == SQLITE_OK ? 0 : sql_errno(rd->db, rc);
+        if (rc == SQLITE_OK)
+                return 0;
+fail:
+        rd->open_rc = rc;
+        if (!rd->db)
+                return -ENOMEM;
+        e = sql_errno(rd->db, rc);
+        /* SQLITE_CANTOPEN with ENOENT may be about the -wal, not the file */
+        if (e == -ENOENT && access(rd->ctx->path, F_OK) == 0)
+                e = -EACCES;
+        return e;
 }
 
 static void reader_free(struct reader *rd)
@@ -595,21 +673,47 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         if (st.valid && st.done && st.fp == fp && now >= st.at_ms && now - st.at_ms < RECHECK_MS)
                 return 0; /* nothing changed since we read it all */
 
-        r = db_open(&rd);
-        if (r == 1) {
-                r = 0; /* no tables yet */
-        } else if (r == 0) {
-                if (wm > 0) {
-                        r = mark_holds(&rd, wm, &st);
-                        if (r == 0) {
-                                wm = 0; /* rewritten or replaced: read it again */
-                                st.have_mark = false;
+        for (int attempt = 0;; attempt++) {
+                bool immutable = false;
+
+                r = db_open(&rd, false);
+                if (r < 0 && wal_unavailable(&rd)) {
+                        reader_free(&rd);
+                        rd = (struct reader){ .ctx = ctx };
+                        immutable = true;
+                        r = db_open(&rd, true);
+                }
+                if (r == 1) {
+                        r = 0; /* no tables yet */
+                } else if (r == 0) {
+                        if (wm > 0) {
+                                r = mark_holds(&rd, wm, &st);
+                                if (r == 0) {
+                                        wm = 0; /* rewritten or replaced: read it again */
+                                        st.have_mark = false;
+                                }
+                        }
+                        if (r >= 0)
+                                r = read_rows(&rd, &wm, max_rows, &st, &n, &malformed, out);
+                }
+                reader_free(&rd);
+                if (r >= 0 && immutable && fingerprint(ctx->path) != fp) {
+                        /* a writer came meanwhile: what we read may mix two states */
+                        out->n = n0;
+                        if (attempt == 2) {
+                                r = -EBUSY;
+                        } else {
+                                rd = (struct reader){ .ctx = ctx };
+                                st = state_get(ps);
+                                wm = *io_watermark;
+                                fp = fingerprint(ctx->path);
+                                n = 0;
+                                malformed = 0;
+                                continue;
                         }
                 }
-                if (r >= 0)
-                        r = read_rows(&rd, &wm, max_rows, &st, &n, &malformed, out);
+                break;
         }
-        reader_free(&rd);
         if (r < 0) {
                 out->n = n0; /* no partial count */
                 return r;

@@ -39,7 +39,7 @@ struct daemon {
         struct ingest *ingest;
         struct watch *watch;
         struct control *control;
-        sd_event_source *drain, *reconcile_timer, *sync_timer;
+        sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
         bool initial_scan_done;
@@ -94,11 +94,45 @@ static void notify_progress(struct daemon *d, bool force)
                            (unsigned long long)ingest_counters(d->ingest)->rows_added);
 }
 
+static int on_retry(sd_event_source *s, uint64_t usec, void *u)
+{
+        struct daemon *d = u;
+        (void)s;
+        (void)usec;
+        ingest_queue_retries(d->ingest);
+        schedule_drain(d);
+        return 0;
+}
+
+/* A source that failed and changed again during its backoff is read when
+ * the backoff ends, not only at the next event or reconcile: a file or
+ * database caught half-written would otherwise wait for the reconcile. */
+static void arm_retry(struct daemon *d)
+{
+        int64_t due = ingest_retry_due(d->ingest);
+        uint64_t usec;
+        int r = 0;
+
+        if (due <= 0)
+                return;
+        usec = (uint64_t)due * 1000;
+        if (!d->retry_timer)
+                r = sd_event_add_time(d->event, &d->retry_timer, CLOCK_REALTIME, usec, 100000, on_retry,
+                                      d);
+        else
+                r = sd_event_source_set_time(d->retry_timer, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->retry_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_errno(LOG_WARNING, r, "cannot arm the retry timer; the reconcile retries instead");
+}
+
 static int on_drain(sd_event_source *s, void *u)
 {
         struct daemon *d = u;
         (void)s;
         int more = ingest_run(d->ingest, SLICE_BYTES);
+        arm_retry(d);
         if (more) {
                 schedule_drain(d); /* yield to other events, then go on */
         } else if (!d->initial_scan_done) {
@@ -606,6 +640,7 @@ out:
                 sd_event_source_disable_unref(d.drain);
                 sd_event_source_disable_unref(d.reconcile_timer);
                 sd_event_source_disable_unref(d.sync_timer);
+                sd_event_source_disable_unref(d.retry_timer);
         }
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);

@@ -25,6 +25,7 @@ struct ingest {
         struct source_rec **buckets;
         size_t nbuckets, n;
         struct source_rec *qhead, *qtail;
+        int64_t retry_due_ms; /* earliest retry_at_ms of a source left out by ingest_run */
         struct tail_counters counters;
         int64_t last_commit_ms;
 };
@@ -368,6 +369,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         int r;
 
         t.limits.budget_bytes = budget;
+        s->retry_wanted = false;
         if (stat(s->path, &ctx.st) < 0) {
                 note_error(in, s, -errno);
                 return 0;
@@ -408,6 +410,9 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 s->queued = false;
                 if (s->last_error && s->retry_at_ms > now) {
                         /* keep it for the next slice after its backoff */
+                        s->retry_wanted = true;
+                        if (!in->retry_due_ms || s->retry_at_ms < in->retry_due_ms)
+                                in->retry_due_ms = s->retry_at_ms;
                         s->qnext = NULL;
                         if (dtail)
                                 dtail->qnext = s;
@@ -423,10 +428,27 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 if (in->counters.bytes_read - start >= budget_bytes)
                         break;
         }
-        /* deferred sources wait for the next reconcile or event */
+        /* deferred sources wait for ingest_queue_retries (or the next
+         * reconcile or event after their backoff) */
         for (struct source_rec *s = deferred; s; s = s->qnext)
                 s->queued = false;
         return in->qhead ? 1 : 0;
+}
+
+int64_t ingest_retry_due(const struct ingest *in)
+{
+        return in->retry_due_ms;
+}
+
+void ingest_queue_retries(struct ingest *in)
+{
+        in->retry_due_ms = 0;
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext)
+                        if (s->retry_wanted) {
+                                s->retry_wanted = false;
+                                enqueue(in, s); /* still early: ingest_run defers it again */
+                        }
 }
 
 struct source_rec *ingest_sources_next(struct ingest *in, size_t *iter)

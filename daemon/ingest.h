@@ -20,6 +20,7 @@ struct source_rec {
         bool not_source;
         int last_error;         /* negative errno of the last attempt, 0 if fine */
         int64_t retry_at_ms;    /* don't try again before (errors) */
+        bool retry_wanted;      /* queued during that backoff: read it when it ends */
         uint64_t size, offset;  /* as of the last read */
         struct source_rec *hnext, *qnext;
 };
@@ -64,6 +65,13 @@ int ingest_queue_path(struct ingest *in, const char *path);
  * used (1: call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
 bool ingest_pending(const struct ingest *in);
+
+/* A source that failed is not read again for a while; when an event or a
+ * reconcile queued it meanwhile, ingest_run leaves it out and notes when
+ * it is due: ingest_retry_due() (CLOCK_REALTIME ms, 0: none). Then
+ * ingest_queue_retries() queues those sources again. */
+int64_t ingest_retry_due(const struct ingest *in);
+void ingest_queue_retries(struct ingest *in);
 
 /* Iteration and figures for status. */
 struct source_rec *ingest_sources_first(struct ingest *in, size_t *iter);

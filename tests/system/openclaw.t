@@ -4,7 +4,8 @@
 # databases built here from fixtures/openclaw/schema.sql with the sqlite3
 # and zstd CLIs; the upgrade dir counted once; the real samples; then live:
 # rows inserted by another process (sqlite3, WAL), a JSONL line appended,
-# agents appearing, a broken database reported, and every root in status.
+# agents appearing, a broken database reported, a half-made one read once
+# its backoff ends, and every root in status.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 for tool in sqlite3 zstd jq; do
 	command -v "$tool" >/dev/null || skip_all "needs $tool"
@@ -193,6 +194,24 @@ head -c 8192 /dev/urandom >"$HOME/.openclaw/agents/broken/agent/openclaw-agent.s
 check "the broken database is reported in sources" wait_until 10 sh -c \
 	"'$C' sources --json | jq -e '.sources[] | select(.path | endswith(\"broken/agent/openclaw-agent.sqlite\")) | select(.error != null and .kind == \"db\")'"
 expect "$base" "totals unchanged by the broken database"
+
+# a database caught half-made (a table, not yet transcript_events: a schema we
+# do not know) is read again when its backoff ends, though the rest of it was
+# written during the backoff and the reconcile is an hour away
+HM=$HOME/.openclaw/agents/halfmade/agent/openclaw-agent.sqlite
+mkdir -p "$(dirname "$HM")"
+sqlite3 -bail -cmd '.timeout 5000' "$HM" "PRAGMA journal_mode=WAL; CREATE TABLE memo(a);" >/dev/null
+check "the half-made database is reported" wait_until 10 sh -c \
+	"'$C' sources --json | jq -e '.sources[] | select(.path == \"$HM\") | select(.error != null)'"
+ev='{"type":"message","id":"half-0001","parentId":null,"timestamp":"2026-11-30T12:10:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"half"}],"api":"openai-responses","provider":"openai","model":"gpt-5.1","usage":{"input":300,"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":303,"cost":{"total":0.0003}},"stopReason":"stop","timestamp":1796040600000}}'
+S3=d5c4b3a2-1f0e-4d9c-8b7a-6f5e4d3c2b99
+{
+	printf 'plain\t%s\t0\t{"type":"session","version":4,"id":"%s","timestamp":"2026-11-30T12:09:00.000Z","cwd":"/home/u/.openclaw/workspace"}\n' "$S3" "$S3"
+	printf 'plain\t%s\t1\t%s\n' "$S3" "$ev"
+} >"$T/half.tsv"
+build_db "$HM" "$T/half.tsv"
+base=$(printf '%s\n%s\n' "$base" '[1,300,3,0,0,303,0.0003]' | add_lines)
+expect "$base" "completed during its backoff: read when the backoff ends"
 
 # status: every profile and agent root
 st=$("$C" status --json)

@@ -10,7 +10,7 @@ case $build in /*) ;; *) build=$src/$build ;; esac
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (a private mount namespace and a test user)"
-for c in unshare setpriv useradd usermod systemctl systemd-analyze journalctl jq make; do
+for c in unshare setpriv useradd usermod systemctl systemd-analyze journalctl jq sqlite3 make; do
 	command -v "$c" >/dev/null 2>&1 || skip "$c not found"
 done
 [ -x /lib/systemd/systemd ] || skip "no /lib/systemd/systemd"

@@ -1,5 +1,6 @@
 # The real systemd --user tests of agentmeterd's unit, install/uninstall and
-# supervised behaviour (issue 4). Sourced by harness.sh, which provides AS
+# supervised behaviour (issue 4), and OpenClaw/PicoClaw data found through
+# variables recorded at install time. Sourced by harness.sh, which provides AS
 # (run as the test user), H (its HOME), WORK, U, G, XDG_RUNTIME_DIR and
 # start_manager/stop_manager. Prints TAP; every wait is bounded.
 n=0; fail=0; dumped=
@@ -202,7 +203,107 @@ AS sh -c "printf '[Service]\nExecStart=/bin/true\n' > '$UNITS/agentmeterd.servic
 out=$(AS "$CTL" install --no-start 2>&1); rc=$?
 check "install refuses to overwrite a foreign unit (exit 1, unit untouched)" \
 	"[ $rc -eq 1 ] && grep -q 'refusing' <<< \"\$out\" && [ \"\$(head -1 '$UNITS/agentmeterd.service')\" = '[Service]' ]"
-rm -f "$UNITS/agentmeterd.service"
+
+# ---- a second install cycle: OpenClaw and PicoClaw data in directories named
+# by variables recorded at install time, read by the sandboxed daemon
+OCS=$H/oc-state                # OPENCLAW_STATE_DIR: under $HOME (ProtectHome=read-only)
+PCH=$WORK/pico-home            # PICOCLAW_HOME: outside $HOME (ProtectSystem=strict)
+install -d -o "$U" -g "$G" "$PCH"
+mkdir -p "$RUNUNITS/agentmeterd.service.d"
+printf '[Service]\nWatchdogSec=3s\nRestartSec=200ms\nTimeoutStartSec=20s\nTimeoutStopSec=10s\nLimitCORE=0\n' \
+	> "$RUNUNITS/agentmeterd.service.d/90-test.conf"
+chown -R "$U:$G" "$XDG_RUNTIME_DIR/systemd"
+out=$(AS env OPENCLAW_STATE_DIR="$OCS" PICOCLAW_HOME="$PCH" "$CTL" install --force 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/#   install --force: /'
+check "install --force (OPENCLAW_STATE_DIR, PICOCLAW_HOME set) replaces the foreign unit" \
+	"[ $rc -eq 0 ] && grep -q 'replaced (--force)' <<< \"\$out\" &&
+	 head -1 '$UNITS/agentmeterd.service' | grep -q '^# Written by agentmeterctl install' &&
+	 grep -q 'recorded OPENCLAW_STATE_DIR=$OCS' <<< \"\$out\" && grep -q 'recorded PICOCLAW_HOME=$PCH' <<< \"\$out\""
+check "drop-in records OPENCLAW_STATE_DIR and PICOCLAW_HOME, and lists both" \
+	"grep -qx 'Environment=\"OPENCLAW_STATE_DIR=$OCS\"' '$D' &&
+	 grep -qx 'Environment=\"PICOCLAW_HOME=$PCH\"' '$D' &&
+	 grep -qx 'Environment=\"AGENTMETER_INSTALL_VARS=OPENCLAW_STATE_DIR,PICOCLAW_HOME\"' '$D' &&
+	 ! grep -q 'PI_CODING_AGENT_DIR' '$D'"
+dcheck "the daemon runs with the new record" \
+	"poll 10 '[ \"\$(prop SubState)\" = running ]' && has 'OPENCLAW_STATE_DIR=$OCS' prop Environment &&
+	 has 'PICOCLAW_HOME=$PCH' prop Environment"
+
+# an OpenClaw SQLite-era agent database (WAL), built by the user with the
+# sqlite3 CLI from the schema and the plain rows of sqlite/main.tsv
+OCF=$AM_SRCDIR/fixtures/openclaw
+OCDB=$OCS/agents/main/agent/openclaw-agent.sqlite
+mkdir -p "$WORK/ocrows"
+awk -F'\t' '$1 == "plain"' "$OCF/sqlite/main.tsv" > "$WORK/ocrows/plain.tsv"
+{
+	cat "$OCF/schema.sql"; echo "BEGIN;"; i=0
+	while IFS=$'\t' read -r mode sid seq ev; do
+		i=$((i + 1)); printf '%s' "$ev" > "$WORK/ocrows/$i.json"
+		echo "INSERT OR IGNORE INTO session_windows(session_id, session_key, created_at, updated_at) VALUES ('$sid', 'agent:main:$sid', 1, 1);"
+		echo "INSERT INTO transcript_events(session_id, seq, event_json, created_at) VALUES ('$sid', $seq, CAST(readfile('$WORK/ocrows/$i.json') AS TEXT), 1796000000000);"
+	done < "$WORK/ocrows/plain.tsv"
+	echo "COMMIT;"
+} > "$WORK/ocrows/load.sql"
+chmod -R a+rX "$WORK/ocrows"
+AS mkdir -p "$(dirname "$OCDB")"
+# the daemon may read the new file while it is being made: as a writer should,
+# sqlite3 waits for the reader's lock (switching to WAL takes an exclusive one)
+SQL="sqlite3 -bail -cmd '.timeout 5000'"
+check "the user builds a WAL-mode OpenClaw database under OPENCLAW_STATE_DIR with sqlite3" \
+	"AS $SQL '$OCDB' < '$WORK/ocrows/load.sql' && [ \"\$(stat -c %u '$OCDB')\" = $U ] &&
+	 [ \"\$(AS sqlite3 '$OCDB' 'PRAGMA journal_mode')\" = wal ] &&
+	 [ \"\$(AS sqlite3 '$OCDB' 'SELECT count(*) FROM transcript_events')\" = \"\$(wc -l < '$WORK/ocrows/plain.tsv')\" ]"
+# the expected totals, computed here: assistant messages with nonzero usage,
+# OpenClaw's own synthetic (provider "openclaw") rows left out
+OCQ='[.[] | select(.type == "message" and .message.role == "assistant" and .message.provider != "openclaw")
+      | .message | select(.usage != null and (.usage.input + .usage.output + .usage.cacheRead + .usage.cacheWrite) > 0)]
+     | [length, (map(.usage.input) | add), (map(.usage.output) | add), (map(.usage.cacheRead) | add),
+        (map(.usage.cacheWrite) | add), (map(.usage.totalTokens) | add),
+        ((map(.usage.cost.total * 1e9 | round) | add) / 1e3 | round / 1e6),
+        (map([.content[]? | select(.type == "toolCall")] | length) | add)]'
+oc_want=$(cut -f4 "$WORK/ocrows/plain.tsv" | jq -s -c "$OCQ")
+echo "# OpenClaw expected [events, input, output, cache_read, cache_write, total, cost_usd, tool_calls]: $oc_want"
+RT='.totals | [.events, .input_tokens, .output_tokens, .cache_read_tokens, .cache_write_tokens, .total_tokens, .cost_usd, .tool_calls]'
+oc_got() { AS "$CTL" report daily --json --harness openclaw 2>/dev/null | jq -c "$RT" 2>/dev/null; }
+
+# a PicoClaw session under PICOCLAW_HOME's default workspace (no config.json)
+PCF=$AM_SRCDIR/fixtures/picoclaw/user/agents/workspace/sessions/sk_v1_86319e35ca45b729f361caadefd3b7d1a8558260a95ebb0516e52e26c9b32231.jsonl
+AS mkdir -p "$PCH/workspace/sessions"
+AS cp "$PCF" "$PCH/workspace/sessions/"
+pc_want=$(jq -s -c '[.[] | select(.role == "assistant")] | [length, (map(.tool_calls // [] | length) | add)]' "$PCF")
+echo "# PicoClaw expected [events, tool_calls]: $pc_want"
+pc_got() { AS "$CTL" report daily --json --harness picoclaw 2>/dev/null | jq -c '.totals | [.events, .tool_calls]' 2>/dev/null; }
+
+dcheck "report --harness openclaw: the database's events within 15 s" \
+	"poll 15 '[ \"\$(oc_got)\" = \"\$oc_want\" ]'; echo \"got \$(oc_got), expected \$oc_want\"; [ \"\$(oc_got)\" = \"\$oc_want\" ]"
+dcheck "report --harness picoclaw: the session's events within 15 s" \
+	"poll 15 '[ \"\$(pc_got)\" = \"\$pc_want\" ]'; echo \"got \$(pc_got), expected \$pc_want\"; [ \"\$(pc_got)\" = \"\$pc_want\" ]"
+AS env OPENCLAW_STATE_DIR="$OCS" PICOCLAW_HOME="$PCH" "$CTL" status --json > "$WORK/status2.json" 2> "$WORK/status2.err"
+root_is() { # root_is HARNESS PATH VAR: that root, moved by VAR from the install record
+	jq -e --arg h "$1" --arg p "$2" --arg v "$3" '[.harnesses[] | select(.id == $h) | .roots[]
+		| select(.path == $p and .reason == "env" and .env_var == $v and .from_install_record == true)]
+		| length == 1' "$WORK/status2.json"
+}
+dcheck "status --json: openclaw root OPENCLAW_STATE_DIR, reason env, from the install record" \
+	"root_is openclaw '$OCS' OPENCLAW_STATE_DIR || jq -c '.harnesses[] | select(.id == \"openclaw\") | .roots' '$WORK/status2.json'"
+dcheck "status --json: picoclaw root under PICOCLAW_HOME, reason env, from the install record" \
+	"root_is picoclaw '$PCH/workspace/sessions' PICOCLAW_HOME || jq -c '.harnesses[] | select(.id == \"picoclaw\") | .roots' '$WORK/status2.json'"
+
+# one more row, inserted by the user's sqlite3 while the daemon runs
+ev='{"type":"message","id":"systemd-live-0001","parentId":null,"timestamp":"2026-11-30T12:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"live"}],"api":"openai-responses","provider":"openai","model":"gpt-5.1","usage":{"input":1000,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":1010,"cost":{"total":0.002}},"stopReason":"stop","timestamp":1796040000000}}'
+printf '%s' "$ev" > "$WORK/ocrows/live.json"; chmod a+r "$WORK/ocrows/live.json"
+oc_want=$({ cut -f4 "$WORK/ocrows/plain.tsv"; printf '%s\n' "$ev"; } | jq -s -c "$OCQ")
+check "the user's sqlite3 inserts a row while the daemon runs (WAL kept)" \
+	"AS $SQL '$OCDB' \"INSERT INTO transcript_events(session_id, seq, event_json, created_at) VALUES ('b3a2c1d0-9e8f-4a7b-8c6d-5e4f3a2b1c01', 11, CAST(readfile('$WORK/ocrows/live.json') AS TEXT), 1796040000000);\" &&
+	 [ \"\$(AS sqlite3 '$OCDB' 'PRAGMA journal_mode')\" = wal ]"
+dcheck "the inserted row shows in report --harness openclaw within 15 s" \
+	"poll 15 '[ \"\$(oc_got)\" = \"\$oc_want\" ]'; echo \"got \$(oc_got), expected \$oc_want\"; [ \"\$(oc_got)\" = \"\$oc_want\" ]"
+dcheck "still active (running), no restarts" \
+	"[ \"\$(prop SubState)\" = running ] && [ \"\$(prop NRestarts)\" = 0 ]"
+
+rm -rf "$RUNUNITS/agentmeterd.service.d"
+out=$(AS "$CTL" uninstall 2>&1); rc=$?
+check "uninstall after the second cycle exits 0 and leaves no unit behind" \
+	"[ $rc -eq 0 ] && left=\$(find '$UNITS' -name 'agentmeterd*' 2>/dev/null); echo \"\$left\"; [ -z \"\$left\" ]"
 
 echo "1..$n"
 exit $(( fail > 0 ? 1 : 0 ))

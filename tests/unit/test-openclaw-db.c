@@ -1,16 +1,20 @@
 /* OpenClaw adapter, SQLite era: databases built here from fixtures/openclaw/
  * schema.sql and the fixture rows (plain and zstd), read through collect_db:
  * totals, resuming at any split, new rows, rewrites, locks, corrupt files,
- * bad blobs, the JSONL+SQLite upgrade counted once, and the real
+ * bad blobs, a WAL database in a read-only directory (as the sandboxed
+ * unit sees it), the JSONL+SQLite upgrade counted once, and the real
  * realgen/openclaw-2026.9.6 databases against their JSONL dump. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <sqlite3.h>
 #include <stdint.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -625,6 +629,132 @@ static void test_locked(void)
         row_batch_free(&b);
 }
 
+/* ---- a read-only directory --------------------------------------------------------- */
+
+static int write_file(const char *path, const char *text)
+{
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
+        if (fd >= 0)
+                close(fd);
+        return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* This process in a mount namespace of its own where dir is a read-only
+ * bind mount (a user namespace too when not root): what the unit's
+ * ProtectHome=read-only makes of the harnesses' directories. */
+static int enter_read_only(const char *dir)
+{
+        unsigned long keep = 0;
+        struct statvfs sv;
+        char map[64];
+
+        if (statvfs(dir, &sv) < 0)
+                return -1;
+        if (geteuid() != 0) {
+                uid_t u = geteuid();
+                gid_t g = getegid();
+                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || write_file("/proc/self/setgroups", "deny") < 0)
+                        return -1;
+                snprintf(map, sizeof(map), "%u %u 1", (unsigned)u, (unsigned)u);
+                if (write_file("/proc/self/uid_map", map) < 0)
+                        return -1;
+                snprintf(map, sizeof(map), "%u %u 1", (unsigned)g, (unsigned)g);
+                if (write_file("/proc/self/gid_map", map) < 0)
+                        return -1;
+        } else if (unshare(CLONE_NEWNS) < 0) {
+                return -1;
+        }
+        /* a remount may not clear the flags the mount below already has */
+        keep |= sv.f_flag & ST_NOSUID ? MS_NOSUID : 0;
+        keep |= sv.f_flag & ST_NODEV ? MS_NODEV : 0;
+        keep |= sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0;
+        keep |= sv.f_flag & ST_NOATIME ? MS_NOATIME : 0;
+        keep |= sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0;
+        keep |= sv.f_flag & ST_RELATIME ? MS_RELATIME : 0;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || mount(dir, dir, NULL, MS_BIND, NULL) < 0 ||
+            mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) < 0)
+                return -1;
+        return access(dir, W_OK) < 0 && errno == EROFS ? 0 : -1;
+}
+
+/* A WAL database that no connection has open (no -wal, no -shm) in a
+ * directory the reader cannot write: SQLite cannot create the -wal and
+ * -shm a WAL reader needs, so collect_db reads the file as immutable; then
+ * a row written (and closed) by another process outside, read again. A
+ * child reads inside the namespace and reports through a pipe. */
+static void test_read_only_dir(void)
+{
+        char dir[PATH_MAX], path[PATH_MAX], wal[PATH_MAX], shm[PATH_MAX];
+        struct row_batch ref = { 0 };
+        struct src s;
+        int res[2], go[2], st;
+        long long got[6] = { 0 };
+        pid_t pid;
+        sqlite3 *w;
+
+        xsnprintf(dir, sizeof(dir), "%s/ro/agents/main/agent", tmp);
+        xsnprintf(path, sizeof(path), "%s/openclaw-agent.sqlite", dir);
+        xsnprintf(wal, sizeof(wal), "%s-wal", path);
+        xsnprintf(shm, sizeof(shm), "%s-shm", path);
+        db_build(path, true, "sqlite/main.tsv");
+        ok(access(wal, F_OK) < 0 && access(shm, F_OK) < 0, "read-only dir: a closed WAL database, no -wal or -shm");
+        src_init(&s, path);
+        collect_all(&s, 4096, &ref, NULL);
+        unlink(wal); /* our own reference read left them: closed again */
+        unlink(shm);
+        if (pipe(res) < 0 || pipe(go) < 0)
+                exit(99);
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                struct row_batch b = { 0 };
+                char c;
+                close(res[0]);
+                close(go[1]);
+                if (enter_read_only(dir) < 0)
+                        _exit(77);
+                src_init(&s, path);
+                got[0] = collect(&s, 4096, &b);
+                got[1] = (long long)b.n;
+                got[2] = access(wal, F_OK) == 0 || access(shm, F_OK) == 0;
+                row_batch_clear(&b);
+                (void)!write(res[1], got, 3 * sizeof(got[0]));
+                if (read(go[0], &c, 1) != 1) /* the parent wrote a row */
+                        _exit(99);
+                got[3] = collect(&s, 4096, &b);
+                got[4] = (long long)b.n;
+                got[5] = b.n == 1 ? (long long)b.rows[0].input : -1;
+                (void)!write(res[1], got + 3, 3 * sizeof(got[0]));
+                row_batch_free(&b);
+                _exit(0);
+        }
+        close(res[1]);
+        close(go[0]);
+        if (read(res[0], got, 3 * sizeof(got[0])) == 3 * (ssize_t)sizeof(got[0])) {
+                is_int(got[0], 0, "read-only dir: read");
+                is_int(got[1], (long long)ref.n, "read-only dir: every row, as in a writable dir");
+                is_int(got[2], 0, "read-only dir: no -wal or -shm appeared");
+                ok(sqlite3_open(path, &w) == SQLITE_OK, "read-only dir: a writer outside opens it");
+                insert(w, S2, 6, COMP, true, Z_SIZED, NULL, 0);
+                sqlite3_close(w);
+                ok(access(wal, F_OK) < 0, "read-only dir: the writer closed, its -wal gone");
+                (void)!write(go[1], "x", 1);
+                if (read(res[0], got + 3, 3 * sizeof(got[0])) != 3 * (ssize_t)sizeof(got[0]))
+                        got[3] = 99;
+                is_int(got[3], 0, "read-only dir: read again");
+                is_int(got[4], 1, "read-only dir: the new row only");
+                is_int(got[5], 777, "read-only dir: it is the row written");
+        } else {
+                tap_ok(1, "# SKIP a read-only bind mount is not permitted here");
+        }
+        close(go[1]);
+        close(res[0]);
+        waitpid(pid, &st, 0);
+        ok(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 77), "read-only dir: the reader exited");
+        row_batch_free(&ref);
+}
+
 static void bad_file(const char *what, const char *name, const void *bytes, size_t n, int want)
 {
         char path[PATH_MAX];
@@ -949,6 +1079,7 @@ int main(void)
         test_rewrite();
         test_legacy_state();
         test_locked();
+        test_read_only_dir();
         test_corrupt(main_db);
         test_bad_blobs();
         test_upgrade();
