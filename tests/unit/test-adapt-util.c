@@ -13,6 +13,7 @@
 #include "adapt-util.h"
 #include "registry.h"
 #include "tap.h"
+#include "testutil.h"
 
 static bool resolves(const char *value, const char *home, const char *base, const char *want)
 {
@@ -63,21 +64,13 @@ static void test_roots(void)
         root_list_free(&l);
 }
 
-static void write_file(const char *path, const void *data, size_t n)
-{
-        FILE *f = fopen(path, "w");
-        if (!f || fwrite(data, 1, n, f) != n)
-                exit(99);
-        fclose(f);
-}
-
 static void test_read_file(const char *dir)
 {
         char path[PATH_MAX], *text = NULL;
         size_t len = 0;
 
         snprintf(path, sizeof(path), "%s/f", dir);
-        write_file(path, "hello\0world", 11);
+        write_bytes(path, "hello\0world", 11);
         is_int(adapt_read_file(path, 64, &text, &len), 0, "a small file: read");
         ok(len == 11 && memcmp(text, "hello\0world", 11) == 0 && text[11] == 0,
            "all its bytes (NULs too), NUL-terminated");
@@ -91,12 +84,12 @@ static void test_read_file(const char *dir)
         char big[100000];
         for (size_t i = 0; i < sizeof(big); i++)
                 big[i] = (char)('a' + i % 26);
-        write_file(path, big, sizeof(big));
+        write_bytes(path, big, sizeof(big));
         is_int(adapt_read_file(path, sizeof(big), &text, &len), 0, "100000 bytes: read");
         ok(len == sizeof(big) && memcmp(text, big, sizeof(big)) == 0, "  whole and in order");
         free(text);
 
-        write_file(path, "", 0);
+        write_bytes(path, "", 0);
         is_int(adapt_read_file(path, 64, &text, &len), 0, "an empty file: read");
         ok(len == 0 && text[0] == 0, "  as \"\"");
         free(text);

@@ -9,6 +9,7 @@
 #include "adapter.h"
 #include "registry.h"
 #include "tap.h"
+#include "testutil.h"
 
 struct finding {
         int problems, literals;
@@ -225,31 +226,8 @@ static void self_test(void)
         is_int(f.problems, 0, "scanner: other identifiers ignored");
 }
 
-static char *slurp(const char *path)
-{
-        FILE *fp = fopen(path, "re");
-        char *buf;
-        long n;
-
-        if (!fp)
-                return NULL;
-        fseek(fp, 0, SEEK_END);
-        n = ftell(fp);
-        fseek(fp, 0, SEEK_SET);
-        buf = malloc((size_t)n + 1);
-        if (fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-                free(buf);
-                fclose(fp);
-                return NULL;
-        }
-        buf[n] = 0;
-        fclose(fp);
-        return buf;
-}
-
 int main(void)
 {
-        const char *src = getenv("AM_SRCDIR");
         char dir[PATH_MAX];
         struct finding f = { 0 };
         struct dirent **names;
@@ -257,7 +235,7 @@ int main(void)
 
         self_test();
 
-        snprintf(dir, sizeof(dir), "%s/adapters", src && *src ? src : ".");
+        snprintf(dir, sizeof(dir), "%s/adapters", am_srcdir());
         n = scandir(dir, &names, NULL, alphasort);
         ok(n > 0, "adapters/ found at %s", dir);
         for (int i = 0; i < n; i++) {
@@ -266,7 +244,7 @@ int main(void)
                 if (l > 2 && (strcmp(name + l - 2, ".c") == 0 || strcmp(name + l - 2, ".h") == 0)) {
                         char path[PATH_MAX * 2];
                         snprintf(path, sizeof(path), "%s/%s", dir, name);
-                        char *text = slurp(path);
+                        char *text = slurp(path, NULL);
                         if (text) {
                                 int before = f.problems;
                                 scan_text(name, text, &f, false);

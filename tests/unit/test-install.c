@@ -13,6 +13,7 @@
 #include "install.h"
 #include "registry.h"
 #include "tap.h"
+#include "testutil.h"
 
 /* snprintf into a PATH_MAX buffer (vsnprintf: no truncation warnings). */
 static void pathf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -24,44 +25,10 @@ static void pathf(char *buf, const char *fmt, ...)
         va_end(ap);
 }
 
-static char *slurp(const char *path)
-{
-        FILE *f = fopen(path, "re");
-        char *buf = NULL;
-        size_t len = 0;
-
-        if (!f)
-                return NULL;
-        if (getdelim(&buf, &len, '\0', f) < 0) {
-                free(buf);
-                buf = strdup("");
-        }
-        fclose(f);
-        return buf;
-}
-
-static void spit(const char *path, const char *text)
-{
-        FILE *f = fopen(path, "we");
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-                printf("# cannot write %s\n", path);
-                exit(99);
-        }
-}
-
 static bool exists(const char *path)
 {
         struct stat st;
         return lstat(path, &st) == 0;
-}
-
-static const char *fake_get(void *u, const char *name)
-{
-        const char *const *kv = u;
-        for (size_t i = 0; kv[i]; i += 2)
-                if (strcmp(kv[i], name) == 0)
-                        return kv[i + 1];
-        return NULL;
 }
 
 static const char *const vars[] = { "HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR",
@@ -90,7 +57,7 @@ static void test_dropin_text(void)
 {
         const char *const env[] = { "HOME", "/home/u", "PI_CODING_AGENT_DIR", "/x/100%\"q\"\\b",
                                     "OPENCLAW_HOME", "", "PICOCLAW_HOME", "/pc", NULL };
-        struct install_config c = { .vars = vars, .get = fake_get, .userdata = (void *)env,
+        struct install_config c = { .vars = vars, .get = kv_get, .userdata = (void *)env,
                                     .now_s = 1796009291 };
         char *text = NULL;
         unsigned n = 0;
@@ -128,7 +95,7 @@ static void test_dropin_registry(void)
         const char *const env[] = { "HOME", "/home/u", "OPENCLAW_STATE_DIR", "/srv/oc-state",
                                     "PICOCLAW_HOME", "/srv/pico", "PI_CODING_AGENT_SESSION_DIR",
                                     "/srv/pi-flat", NULL };
-        struct install_config c = { .vars = registry_env_vars, .get = fake_get,
+        struct install_config c = { .vars = registry_env_vars, .get = kv_get,
                                     .userdata = (void *)env, .now_s = 1796009291 };
         char *text = NULL;
         unsigned n = 0;
@@ -148,7 +115,6 @@ static void test_dropin_registry(void)
 static void test_unit_text(void)
 {
         char *text = NULL, path[PATH_MAX];
-        const char *src = getenv("AM_SRCDIR");
 
         is_int(install_unit_text("/opt/am/bin/agentmeterd", &text), 0, "unit text built");
         ok(strncmp(text, INSTALL_MARKER "\n#", strlen(INSTALL_MARKER) + 2) == 0,
@@ -165,8 +131,8 @@ static void test_unit_text(void)
         free(text);
 
         /* The embedded template is the file in systemd/, byte for byte. */
-        pathf(path, "%s/systemd/agentmeterd.service.in", src && *src ? src : ".");
-        text = slurp(path);
+        pathf(path, "%s/systemd/agentmeterd.service.in", am_srcdir());
+        text = slurp(path, NULL);
         if (!text) {
                 printf("ok %d - # SKIP %s not found (set AM_SRCDIR)\n", ++tap_n, path);
                 return;
@@ -213,13 +179,13 @@ static void test_install_files(void)
         dirs[0] = fx.pkg, dirs[1] = NULL;
         struct install_config c = { .config_home = fx.cfg, .unit_dirs = dirs,
                                     .daemon_path = "/opt/am/bin/agentmeterd", .vars = vars,
-                                    .get = fake_get, .userdata = (void *)env, .now_s = 0 };
+                                    .get = kv_get, .userdata = (void *)env, .now_s = 0 };
 
         is_int(install_files(&c, &res), 0, "install into an empty config home");
         is_int(res.unit_action, INSTALL_UNIT_WRITTEN, "unit written");
         is_str(res.unit_path, fx.unit, "unit under <config>/systemd/user");
         ok(install_has_marker(fx.unit) && install_has_marker(fx.dropin), "both files carry the marker");
-        text = slurp(fx.dropin);
+        text = slurp(fx.dropin, NULL);
         ok(text && strstr(text, "Environment=\"PI_CODING_AGENT_DIR=/custom/pi\""),
            "drop-in records PI_CODING_AGENT_DIR");
         free(text);
@@ -231,17 +197,17 @@ static void test_install_files(void)
         c.daemon_path = "/elsewhere/agentmeterd";
         install_files(&c, &res);
         is_int(res.unit_action, INSTALL_UNIT_UPDATED, "binary moved: our unit updated");
-        text = slurp(fx.unit);
+        text = slurp(fx.unit, NULL);
         ok(text && strstr(text, "\nExecStart=/elsewhere/agentmeterd\n"), "updated ExecStart");
         free(text);
 
         /* someone else's unit in the config home */
-        spit(fx.unit, "[Service]\nExecStart=/usr/bin/true\n");
+        write_file(fx.unit, "[Service]\nExecStart=/usr/bin/true\n");
         unlink(fx.dropin);
         is_int(install_files(&c, &res), -EEXIST, "refuses to overwrite a unit without the marker");
         is_str(res.conflict, fx.unit, "names the file in the way");
         ok(!exists(fx.dropin), "nothing written when refusing");
-        text = slurp(fx.unit);
+        text = slurp(fx.unit, NULL);
         ok(text && strcmp(text, "[Service]\nExecStart=/usr/bin/true\n") == 0, "foreign unit untouched");
         free(text);
         c.force = true;
@@ -251,7 +217,7 @@ static void test_install_files(void)
         c.force = false;
 
         /* someone else's drop-in under our name */
-        spit(fx.dropin, "[Service]\nEnvironment=FOO=1\n");
+        write_file(fx.dropin, "[Service]\nEnvironment=FOO=1\n");
         is_int(install_files(&c, &res), -EEXIST, "refuses to overwrite a drop-in without the marker");
         is_str(res.conflict, fx.dropin, "names the drop-in");
         unlink(fx.dropin);
@@ -259,7 +225,7 @@ static void test_install_files(void)
         /* a packaged unit elsewhere in the search path is used as is */
         unlink(fx.unit);
         pathf(path, "%s/agentmeterd.service", fx.pkg);
-        spit(path, "[Service]\nExecStart=/usr/bin/agentmeterd\n");
+        write_file(path, "[Service]\nExecStart=/usr/bin/agentmeterd\n");
         c.daemon_path = NULL;
         is_int(install_files(&c, &res), 0, "install with a packaged unit");
         is_int(res.unit_action, INSTALL_UNIT_PACKAGED, "packaged unit used");
@@ -280,7 +246,7 @@ static void test_uninstall(void)
 
         fixture(&fx);
         struct install_config c = { .config_home = fx.cfg, .daemon_path = "/b/agentmeterd",
-                                    .vars = vars, .get = fake_get, .userdata = (void *)env };
+                                    .vars = vars, .get = kv_get, .userdata = (void *)env };
         install_files(&c, &res);
         mkdir(fx.wants, 0755);
         pathf(path, "%s/agentmeterd.service", fx.wants);
@@ -298,9 +264,9 @@ static void test_uninstall(void)
 
         /* only marked files go; the user's own files stay */
         install_files(&c, &res);
-        spit(fx.unit, "[Service]\nExecStart=/mine\n");
+        write_file(fx.unit, "[Service]\nExecStart=/mine\n");
         pathf(path, "%s/90-mine.conf", fx.ddir);
-        spit(path, "[Service]\nNice=5\n");
+        write_file(path, "[Service]\nNice=5\n");
         is_int(uninstall_files(fx.cfg, &u), 0, "uninstall with foreign files around");
         ok(!exists(fx.dropin), "our drop-in removed");
         ok(exists(path) && exists(fx.ddir), "the user's drop-in and its directory stay");

@@ -25,15 +25,10 @@
 #include "row.h"
 #include "scan.h"
 #include "tap.h"
+#include "testutil.h"
 
 static const struct adapter *A = &adapter_openclaw;
 static char srcdir[PATH_MAX], fx[PATH_MAX], tmp[PATH_MAX];
-
-#define xsnprintf(buf, cap, ...)                                                 \
-        do {                                                                     \
-                if (snprintf((buf), (cap), __VA_ARGS__) >= (int)(cap))           \
-                        exit(99);                                                \
-        } while (0)
 
 static const char NAV[] = "{\"version\":1,\"report\":{\"kind\":\"canonical\"},\"navigation\":{},\"reset\":{},"
                           "\"model\":{},\"modelBytes\":0,\"modelWithoutCheckpointBytes\":0,"
@@ -48,26 +43,6 @@ static void sql(sqlite3 *db, const char *s)
                 printf("# sql failed: %s: %s\n", s, err ? err : "?");
                 exit(99);
         }
-}
-
-static char *slurp(const char *path, size_t *ret_len)
-{
-        FILE *f = fopen(path, "re");
-        char *b = NULL;
-        size_t n = 0, cap = 0, k;
-        if (!f)
-                return NULL;
-        do {
-                if (cap - n < 65536)
-                        b = realloc(b, cap = cap * 2 + 65536);
-                k = fread(b + n, 1, cap - n - 1, f);
-                n += k;
-        } while (k > 0);
-        fclose(f);
-        b[n] = 0;
-        if (ret_len)
-                *ret_len = n;
-        return b;
 }
 
 enum zmode { Z_SIZED, Z_UNSIZED, Z_TWO_FRAMES };
@@ -229,46 +204,6 @@ static int collect_all(struct src *s, size_t max_rows, struct row_batch *b, int 
         return r;
 }
 
-struct totals {
-        uint64_t rows, input, output, cache_read, cache_write, reasoning, total, priced, calls, synthetic;
-        int64_t cost_nano;
-        struct row_key *keys;
-        size_t nkeys, cap;
-};
-
-static bool has_key(const struct totals *t, const struct row_key *k)
-{
-        for (size_t i = 0; i < t->nkeys; i++)
-                if (memcmp(&t->keys[i], k, sizeof(*k)) == 0)
-                        return true;
-        return false;
-}
-
-static void add_rows(struct totals *t, const struct row_batch *b)
-{
-        for (size_t i = 0; i < b->n; i++) {
-                const struct usage_row *r = &b->rows[i];
-                t->synthetic += strcmp(r->provider, "openclaw") == 0;
-                if (has_key(t, &r->key))
-                        continue;
-                if (t->nkeys == t->cap) {
-                        t->cap = t->cap ? 2 * t->cap : 64;
-                        t->keys = realloc(t->keys, t->cap * sizeof(*t->keys));
-                }
-                t->keys[t->nkeys++] = r->key;
-                t->rows++;
-                t->input += r->input;
-                t->output += r->output;
-                t->cache_read += r->cache_read;
-                t->cache_write += r->cache_write;
-                t->reasoning += r->reasoning;
-                t->total += r->total;
-                t->cost_nano += r->cost_nano;
-                t->priced += r->cost_source == COST_VENDOR;
-                t->calls += r->n_calls;
-        }
-}
-
 static void check_case(const char *name, const struct totals *t)
 {
         char p[PATH_MAX];
@@ -278,24 +213,8 @@ static void check_case(const char *name, const struct totals *t)
            "expected.json has %s", name);
         if (!root)
                 return;
-#define F(field, key)                                                                  \
-        do {                                                                           \
-                struct json_object *v;                                                 \
-                json_object_object_get_ex(c, key, &v);                                 \
-                is_int(t->field, json_object_get_int64(v), key);                       \
-        } while (0)
         printf("# %s\n", name);
-        F(rows, "rows");
-        F(input, "input");
-        F(output, "output");
-        F(cache_read, "cache_read");
-        F(cache_write, "cache_write");
-        F(reasoning, "reasoning");
-        F(total, "total");
-        F(cost_nano, "cost_nano");
-        F(priced, "priced_rows");
-        F(calls, "calls");
-#undef F
+        totals_check(t, c, NULL, false);
         is_int(t->synthetic, 0, "no synthetic rows");
         json_object_put(root);
 }
@@ -631,7 +550,7 @@ static void test_locked(void)
 
 /* ---- a read-only directory --------------------------------------------------------- */
 
-static int write_file(const char *path, const char *text)
+static int write_proc(const char *path, const char *text)
 {
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
@@ -654,13 +573,13 @@ static int enter_read_only(const char *dir)
         if (geteuid() != 0) {
                 uid_t u = geteuid();
                 gid_t g = getegid();
-                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || write_file("/proc/self/setgroups", "deny") < 0)
+                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || write_proc("/proc/self/setgroups", "deny") < 0)
                         return -1;
                 snprintf(map, sizeof(map), "%u %u 1", (unsigned)u, (unsigned)u);
-                if (write_file("/proc/self/uid_map", map) < 0)
+                if (write_proc("/proc/self/uid_map", map) < 0)
                         return -1;
                 snprintf(map, sizeof(map), "%u %u 1", (unsigned)g, (unsigned)g);
-                if (write_file("/proc/self/gid_map", map) < 0)
+                if (write_proc("/proc/self/gid_map", map) < 0)
                         return -1;
         } else if (unshare(CLONE_NEWNS) < 0) {
                 return -1;
@@ -884,28 +803,6 @@ static void test_bad_blobs(void)
 
 /* ---- upgrade: JSONL archives and SQLite with the same entries ---------------------- */
 
-static int read_lines(const char *path, struct row_batch *b)
-{
-        struct source_ctx ctx = { .adapter = A, .path = path, .source_hash = hash64(path, strlen(path)) };
-        struct parse_state ps = { 0 };
-        FILE *f = fopen(path, "re");
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        int r = 0;
-        if (!f)
-                return -errno;
-        while ((n = getline(&line, &cap, f)) > 0 && r >= 0) {
-                const char *s;
-                size_t k = lines_trim(line, (size_t)n, &s);
-                if (k)
-                        r = A->parse_line(&ctx, &ps, s, k, b);
-        }
-        free(line);
-        fclose(f);
-        return r < 0 ? r : 0;
-}
-
 struct walk {
         struct totals *t, jsonl;
         int lines, dbs;
@@ -919,7 +816,7 @@ static int on_source(void *u, const struct root *root, const char *path, int kin
         (void)root;
         if (kind == CLASS_LINES) {
                 w->lines++;
-                ok(read_lines(path, &b) == 0, "read %s", strrchr(path, '/') + 1);
+                ok(read_lines(A, path, &b) == 0, "read %s", strrchr(path, '/') + 1);
                 add_rows(&w->jsonl, &b);
         } else {
                 w->dbs++;
@@ -931,26 +828,12 @@ static int on_source(void *u, const struct root *root, const char *path, int kin
         return 0;
 }
 
-struct fenv {
-        const char *k[4], *v[4];
-        int n;
-};
-
-static const char *fenv_get(void *u, const char *name)
-{
-        struct fenv *f = u;
-        for (int i = 0; i < f->n; i++)
-                if (strcmp(f->k[i], name) == 0)
-                        return f->v[i];
-        return NULL;
-}
-
 /* Discovers the state dir, walks only its root (not the agent roots, which
  * repeat it) with the real scanner. */
 static void walk_state(const char *state, struct walk *w)
 {
-        struct fenv f = { { "HOME", "OPENCLAW_STATE_DIR" }, { tmp, state }, 2 };
-        struct discover_env env = { fenv_get, &f };
+        struct fenv f = { .k = { "HOME", "OPENCLAW_STATE_DIR" }, .v = { tmp, state }, .n = 2 };
+        struct discover_env env = fenv_env(&f);
         struct scan_visitor v = { .on_source = on_source, .u = w };
         struct root_list l = { 0 };
         A->discover(&env, &l);
@@ -984,7 +867,7 @@ static void test_upgrade(void)
         add_rows(&sq, &b);
         bool all = w.jsonl.nkeys == 4;
         for (size_t i = 0; i < w.jsonl.nkeys; i++)
-                all = all && has_key(&sq, &w.jsonl.keys[i]);
+                all = all && totals_has_key(&sq, &w.jsonl.keys[i]);
         ok(all, "the 4 archived calls have the same keys in SQLite (imported with new ids)");
         is_int(sq.rows, 5, "SQLite alone: 5 calls");
         row_batch_free(&b);
@@ -995,32 +878,25 @@ static void test_upgrade(void)
 
 /* ---- realgen/openclaw-2026.9.6 ---------------------------------------------------------- */
 
-static void dump_totals(const char *path, struct totals *t)
+static void dump_totals(struct json_object *r, void *ut)
 {
-        FILE *f = fopen(path, "re");
-        char *line = NULL;
-        size_t cap = 0;
-        while (f && getline(&line, &cap, f) > 0) {
-                struct json_object *r = json_tokener_parse(line), *e, *m, *u, *v, *c;
-                if (r && json_object_object_get_ex(r, "event", &e) && json_object_object_get_ex(e, "message", &m) &&
-                    json_object_object_get_ex(m, "usage", &u)) {
-                        t->rows++;
+        struct totals *t = ut;
+        struct json_object *e, *m, *u, *v, *c;
+
+        if (r && json_object_object_get_ex(r, "event", &e) && json_object_object_get_ex(e, "message", &m) &&
+            json_object_object_get_ex(m, "usage", &u)) {
+                t->rows++;
 #define G(field, key) if (json_object_object_get_ex(u, key, &v)) t->field += (uint64_t)json_object_get_int64(v)
-                        G(input, "input");
-                        G(output, "output");
-                        G(cache_read, "cacheRead");
-                        G(cache_write, "cacheWrite");
-                        G(total, "totalTokens");
-                        G(reasoning, "reasoningTokens");
+                G(input, "input");
+                G(output, "output");
+                G(cache_read, "cacheRead");
+                G(cache_write, "cacheWrite");
+                G(total, "totalTokens");
+                G(reasoning, "reasoningTokens");
 #undef G
-                        if (json_object_object_get_ex(u, "cost", &c) && json_object_object_get_ex(c, "total", &v))
-                                t->cost_nano += llround(json_object_get_double(v) * 1e9);
-                }
-                json_object_put(r);
+                if (json_object_object_get_ex(u, "cost", &c) && json_object_object_get_ex(c, "total", &v))
+                        t->cost_nano += llround(json_object_get_double(v) * 1e9);
         }
-        free(line);
-        if (f)
-                fclose(f);
 }
 
 static void test_realgen(void)
@@ -1047,9 +923,9 @@ static void test_realgen(void)
         is_int(w.dbs, 2, "two agent databases (no memory-reindex, lock or generation files)");
         is_int(w.lines, 0, "no JSONL");
         xsnprintf(p, sizeof(p), "%s/transcript_events.main.jsonl", dir);
-        dump_totals(p, &ref);
+        json_lines(p, dump_totals, &ref);
         xsnprintf(p, sizeof(p), "%s/transcript_events.ops.jsonl", dir);
-        dump_totals(p, &ref);
+        json_lines(p, dump_totals, &ref);
         printf("# realgen: %llu usage records in the dump\n", (unsigned long long)ref.rows);
         ok(ref.rows == 10, "the dump has 10 usage records");
         is_int(t.rows, ref.rows, "realgen: rows");
@@ -1066,10 +942,9 @@ static void test_realgen(void)
 
 int main(void)
 {
-        const char *s = getenv("AM_SRCDIR");
         char main_db[PATH_MAX], ops_db[PATH_MAX], cmd[PATH_MAX + 16];
 
-        if (!realpath(s && *s ? s : ".", srcdir))
+        if (!realpath(am_srcdir(), srcdir))
                 return 99;
         xsnprintf(fx, sizeof(fx), "%s/fixtures/openclaw", srcdir);
         xsnprintf(tmp, sizeof(tmp), "%s", tap_tmpdir());

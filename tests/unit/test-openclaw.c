@@ -17,82 +17,18 @@
 #include "row.h"
 #include "scan.h"
 #include "tap.h"
+#include "testutil.h"
 
 static const struct adapter *A = &adapter_openclaw;
 static char srcdir[PATH_MAX];
 
 /* ---- helpers ------------------------------------------------------------------- */
 
-struct fenv {
-        const char *k[16], *v[16];
-        int n;
-};
-
-static const char *fenv_get(void *u, const char *name)
-{
-        struct fenv *f = u;
-        for (int i = 0; i < f->n; i++)
-                if (strcmp(f->k[i], name) == 0)
-                        return f->v[i];
-        return NULL;
-}
-
-static void fset(struct fenv *f, const char *k, const char *v)
-{
-        f->k[f->n] = k;
-        f->v[f->n++] = v;
-}
-
 static void discover(struct fenv *f, struct root_list *out)
 {
-        struct discover_env env = { fenv_get, f };
+        struct discover_env env = fenv_env(f);
         memset(out, 0, sizeof(*out));
         is_int(A->discover(&env, out), 0, "discover returns 0");
-}
-
-static const struct root *find_root(const struct root_list *l, const char *path)
-{
-        for (size_t i = 0; i < l->n; i++)
-                if (strcmp(l->v[i].path, path) == 0)
-                        return &l->v[i];
-        return NULL;
-}
-
-static void mkdir_p(const char *path)
-{
-        char b[PATH_MAX];
-        snprintf(b, sizeof(b), "%s", path);
-        for (char *p = b + 1; *p; p++)
-                if (*p == '/') {
-                        *p = 0;
-                        mkdir(b, 0755);
-                        *p = '/';
-                }
-        mkdir(b, 0755);
-}
-
-static void write_file(const char *path, const char *text)
-{
-        FILE *f = fopen(path, "w");
-        if (!f) {
-                perror(path);
-                exit(99);
-        }
-        fputs(text, f);
-        fclose(f);
-}
-
-/* snprintf that must fit (the tests' paths are short) */
-#define xsnprintf(buf, cap, ...)                                                 \
-        do {                                                                     \
-                if (snprintf((buf), (cap), __VA_ARGS__) >= (int)(cap))           \
-                        exit(99);                                                \
-        } while (0)
-
-static char *pj(char *buf, const char *a, const char *b)
-{
-        xsnprintf(buf, PATH_MAX, "%s/%s", a, b);
-        return buf;
 }
 
 /* ---- metadata -------------------------------------------------------------------- */
@@ -237,7 +173,7 @@ static void test_discovery(void)
 
         /* HOME only, nothing on disk: the default state dir, watched for */
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
+        fenv_set(&f, "HOME", tmp);
         discover(&f, &l);
         is_int(l.n, 1, "HOME only: one root");
         check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 3, "HOME only");
@@ -274,7 +210,7 @@ static void test_discovery(void)
         root_list_free(&l);
 
         /* OPENCLAW_STATE_DIR moves the state dir; the default stays listed */
-        fset(&f, "OPENCLAW_STATE_DIR", "~/moved/");
+        fenv_set(&f, "OPENCLAW_STATE_DIR", "~/moved/");
         discover(&f, &l);
         check_root(&l, pj(p, tmp, "moved"), "state", ROOT_ENV, "OPENCLAW_STATE_DIR", 3, "STATE_DIR (~)");
         ok(l.n > 0 && strcmp(l.v[0].path, p) == 0, "the state dir is listed first");
@@ -283,8 +219,8 @@ static void test_discovery(void)
 
         /* OPENCLAW_STATE_DIR naming a profile dir: one root, the env one */
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
-        fset(&f, "OPENCLAW_STATE_DIR", pj(q, tmp, ".openclaw-dev"));
+        fenv_set(&f, "HOME", tmp);
+        fenv_set(&f, "OPENCLAW_STATE_DIR", pj(q, tmp, ".openclaw-dev"));
         discover(&f, &l);
         check_root(&l, q, "state", ROOT_ENV, "OPENCLAW_STATE_DIR", 3, "STATE_DIR = profile dir");
         check_root(&l, pj(p, tmp, ".openclaw-dev/agents/main"), "agent main", ROOT_ENV, "OPENCLAW_STATE_DIR", 1,
@@ -297,10 +233,10 @@ static void test_discovery(void)
 
         /* blank and "undefined" count as unset (as OpenClaw does) */
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
-        fset(&f, "OPENCLAW_STATE_DIR", "undefined");
-        fset(&f, "OPENCLAW_HOME", "  ");
-        fset(&f, "OPENCLAW_PROFILE", "null");
+        fenv_set(&f, "HOME", tmp);
+        fenv_set(&f, "OPENCLAW_STATE_DIR", "undefined");
+        fenv_set(&f, "OPENCLAW_HOME", "  ");
+        fenv_set(&f, "OPENCLAW_PROFILE", "null");
         discover(&f, &l);
         check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 3, "undefined = unset");
         root_list_free(&l);
@@ -309,8 +245,8 @@ static void test_discovery(void)
         mkdir_p(pj(p, tmp, "oh/.openclaw/agents/a1"));
         mkdir_p(pj(p, tmp, "oh/.openclaw-x"));
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
-        fset(&f, "OPENCLAW_HOME", "~/oh");
+        fenv_set(&f, "HOME", tmp);
+        fenv_set(&f, "OPENCLAW_HOME", "~/oh");
         discover(&f, &l);
         check_root(&l, pj(p, tmp, "oh/.openclaw"), "state", ROOT_ENV, "OPENCLAW_HOME", 3, "OPENCLAW_HOME");
         check_root(&l, pj(p, tmp, "oh/.openclaw/agents/a1"), "agent a1", ROOT_ENV, "OPENCLAW_HOME", 1, "its agent");
@@ -320,8 +256,8 @@ static void test_discovery(void)
 
         /* OPENCLAW_PROFILE: that profile even before it exists */
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
-        fset(&f, "OPENCLAW_PROFILE", "night");
+        fenv_set(&f, "HOME", tmp);
+        fenv_set(&f, "OPENCLAW_PROFILE", "night");
         discover(&f, &l);
         check_root(&l, pj(p, tmp, ".openclaw-night"), "profile night", ROOT_ENV, "OPENCLAW_PROFILE", 3,
                    "OPENCLAW_PROFILE");
@@ -337,8 +273,8 @@ static void test_discovery(void)
         write_file(cfg, "// hand-written\n{\n  session: {\n    /* per agent */ store: '~/stores/{agentId}/sessions.json',\n"
                         "    reset: { mode: \"daily\", },\n  },\n  agents: [ 'a', \"b\", ],\n}\n");
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
-        fset(&f, "OPENCLAW_CONFIG_PATH", cfg);
+        fenv_set(&f, "HOME", tmp);
+        fenv_set(&f, "OPENCLAW_CONFIG_PATH", cfg);
         discover(&f, &l);
         check_root(&l, pj(p, tmp, "stores/main"), "session store main", ROOT_CONFIG, NULL, 0, "store {agentId} main");
         is_str(find_root(&l, p) ? find_root(&l, p)->detail : "", cfg, "  detail: the config path");
@@ -379,7 +315,7 @@ static void test_discovery(void)
         /* without OPENCLAW_CONFIG_PATH: <state>/openclaw.json */
         write_file(pj(p, tmp, ".openclaw/openclaw.json"), "{ session: { store: \"/srv/oc/{agentId}/s.json\" } }");
         f = (struct fenv){ 0 };
-        fset(&f, "HOME", tmp);
+        fenv_set(&f, "HOME", tmp);
         discover(&f, &l);
         check_root(&l, "/srv/oc/main", "session store main", ROOT_CONFIG, NULL, 0, "state's openclaw.json");
         check_root(&l, "/srv/oc/ops", "session store ops", ROOT_CONFIG, NULL, 0, "state's openclaw.json, ops");
@@ -387,7 +323,7 @@ static void test_discovery(void)
         unlink(pj(p, tmp, ".openclaw/openclaw.json"));
 
         /* OPENCLAW_AGENT_DIR: its database, unless it is an agent dir we scan */
-        fset(&f, "OPENCLAW_AGENT_DIR", "/srv/agentdir");
+        fenv_set(&f, "OPENCLAW_AGENT_DIR", "/srv/agentdir");
         discover(&f, &l);
         check_root(&l, "/srv/agentdir", "agent dir", ROOT_ENV, "OPENCLAW_AGENT_DIR", 0, "OPENCLAW_AGENT_DIR");
         root_list_free(&l);
@@ -405,105 +341,29 @@ static void test_discovery(void)
 
 /* ---- fixtures through the real scanner ----------------------------------------------- */
 
-struct totals {
-        uint64_t rows, input, output, cache_read, cache_write, reasoning, total, priced, calls, synthetic;
-        int64_t cost_nano;
-        struct row_key *keys;
-        size_t nkeys, cap;
+/* The totals of the sources a scan visits, each file name once. */
+struct found {
+        struct totals t;
         char names[64][256];
         size_t nnames;
 };
 
-static void add_rows(struct totals *t, const struct row_batch *b)
-{
-        for (size_t i = 0; i < b->n; i++) {
-                const struct usage_row *r = &b->rows[i];
-                bool dup = false;
-                for (size_t k = 0; k < t->nkeys && !dup; k++)
-                        dup = memcmp(&t->keys[k], &r->key, sizeof(r->key)) == 0;
-                t->synthetic += strcmp(r->provider, "openclaw") == 0;
-                if (dup)
-                        continue;
-                if (t->nkeys == t->cap) {
-                        t->cap = t->cap ? 2 * t->cap : 64;
-                        t->keys = realloc(t->keys, t->cap * sizeof(*t->keys));
-                }
-                t->keys[t->nkeys++] = r->key;
-                t->rows++;
-                t->input += r->input;
-                t->output += r->output;
-                t->cache_read += r->cache_read;
-                t->cache_write += r->cache_write;
-                t->reasoning += r->reasoning;
-                t->total += r->total;
-                t->cost_nano += r->cost_nano;
-                t->priced += r->cost_source == COST_VENDOR;
-                t->calls += r->n_calls;
-        }
-}
-
-/* Complete lines of a file through the adapter, into b. */
-static int read_lines(const char *path, struct row_batch *b)
-{
-        struct source_ctx ctx = { .adapter = A, .path = path, .source_hash = hash64(path, strlen(path)) };
-        struct parse_state ps = { 0 };
-        FILE *f = fopen(path, "re");
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        int r = 0;
-
-        if (!f)
-                return -errno;
-        while ((n = getline(&line, &cap, f)) > 0 && r >= 0) {
-                const char *s;
-                size_t k = lines_trim(line, (size_t)n, &s);
-                if (k)
-                        r = A->parse_line(&ctx, &ps, s, k, b);
-        }
-        free(line);
-        fclose(f);
-        return r < 0 ? r : 0;
-}
-
 static int on_source(void *u, const struct root *root, const char *path, int kind)
 {
-        struct totals *t = u;
+        struct found *fd = u;
         struct row_batch b = { 0 };
         const char *name = strrchr(path, '/') + 1;
         (void)root;
-        for (size_t i = 0; i < t->nnames; i++)
-                if (strcmp(t->names[i], name) == 0)
+        for (size_t i = 0; i < fd->nnames; i++)
+                if (strcmp(fd->names[i], name) == 0)
                         return 0; /* found through two roots (state dir and agent) */
-        if (t->nnames < 64)
-                snprintf(t->names[t->nnames++], sizeof(t->names[0]), "%s", name);
+        if (fd->nnames < 64)
+                snprintf(fd->names[fd->nnames++], sizeof(fd->names[0]), "%s", name);
         ok(kind == CLASS_LINES, "%s is a line source", name);
-        ok(read_lines(path, &b) == 0, "read %s", name);
-        add_rows(t, &b);
+        ok(read_lines(A, path, &b) == 0, "read %s", name);
+        add_rows(&fd->t, &b);
         row_batch_free(&b);
         return 0;
-}
-
-static void check_totals(const char *what, const struct totals *t, struct json_object *c)
-{
-#define F(field, key)                                                                  \
-        do {                                                                           \
-                struct json_object *v;                                                 \
-                json_object_object_get_ex(c, key, &v);                                 \
-                is_int(t->field, json_object_get_int64(v), key);                       \
-        } while (0)
-        printf("# %s\n", what);
-        F(rows, "rows");
-        F(input, "input");
-        F(output, "output");
-        F(cache_read, "cache_read");
-        F(cache_write, "cache_write");
-        F(reasoning, "reasoning");
-        F(total, "total");
-        F(cost_nano, "cost_nano");
-        F(priced, "priced_rows");
-        F(calls, "calls");
-#undef F
 }
 
 static void fixture_case(struct json_object *cases, const char *name, const char *state,
@@ -511,32 +371,33 @@ static void fixture_case(struct json_object *cases, const char *name, const char
 {
         char *home = strdup(tap_tmpdir()), p[PATH_MAX], cmd[PATH_MAX + 16];
         struct scan_visitor v = { .on_source = on_source };
-        struct totals t = { 0 };
+        struct found fd = { 0 };
         struct json_object *c;
         struct root_list l;
         struct fenv f = { 0 };
 
-        v.u = &t;
-        fset(&f, "HOME", home);
+        v.u = &fd;
+        fenv_set(&f, "HOME", home);
         if (state)
-                fset(&f, "OPENCLAW_STATE_DIR", state);
+                fenv_set(&f, "OPENCLAW_STATE_DIR", state);
         if (profile)
                 ok(symlink(profile, pj(p, home, ".openclaw-dev")) == 0, "profile dir linked");
         discover(&f, &l);
         for (size_t i = 0; i < l.n; i++)
                 scan_root(&l.v[i], &v);
-        is_int(t.nnames, nwant, "sources found");
+        is_int(fd.nnames, nwant, "sources found");
         for (size_t i = 0; i < nwant; i++) {
                 bool seen = false;
-                for (size_t k = 0; k < t.nnames; k++)
-                        seen = seen || strcmp(t.names[k], want[i]) == 0;
+                for (size_t k = 0; k < fd.nnames; k++)
+                        seen = seen || strcmp(fd.names[k], want[i]) == 0;
                 ok(seen, "found %s", want[i]);
         }
-        is_int(t.synthetic, 0, "no synthetic openclaw rows");
+        is_int(fd.t.synthetic, 0, "no synthetic openclaw rows");
         ok(json_object_object_get_ex(cases, name, &c), "expected.json has %s", name);
-        check_totals(name, &t, c);
+        printf("# %s\n", name);
+        totals_check(&fd.t, c, NULL, false);
         root_list_free(&l);
-        free(t.keys);
+        free(fd.t.keys);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
         (void)!system(cmd);
         free(home);
@@ -577,7 +438,7 @@ static void test_fixtures(void)
 
         /* the main transcript alone: synthetic rows, reasoningTokens, the
          * carried model after them, the re-append collapsing */
-        ok(read_lines(pj(a, state, "agents/main/sessions/1f0e9a52-3c4d-4b8e-9a10-5d2c7e8f0a11.jsonl"), &b) == 0,
+        ok(read_lines(A, pj(a, state, "agents/main/sessions/1f0e9a52-3c4d-4b8e-9a10-5d2c7e8f0a11.jsonl"), &b) == 0,
            "main transcript read");
         is_int(b.n, 6, "six rows before dedup (one re-appended)");
         struct totals t = { 0 };
@@ -603,50 +464,41 @@ static void test_fixtures(void)
 
 /* An independent count: assistant usage that is not OpenClaw's own
  * synthetic rows and not all zero, summed straight from the JSON. */
-static void independent(const char *path, struct totals *t)
+static void independent(struct json_object *e, void *ut)
 {
-        FILE *f = fopen(path, "re");
-        char *line = NULL;
-        size_t cap = 0;
+        struct totals *t = ut;
+        struct json_object *m, *u, *v, *c;
+        const char *prov = "", *model = "";
+        int64_t in = 0, out = 0, cr = 0, cw = 0, tot = 0;
+        double cost = 0;
 
-        while (f && getline(&line, &cap, f) > 0) {
-                struct json_object *e = json_tokener_parse(line), *m, *u, *v, *c;
-                const char *prov = "", *model = "";
-                int64_t in = 0, out = 0, cr = 0, cw = 0, tot = 0;
-                double cost = 0;
-                if (!e || !json_object_object_get_ex(e, "message", &m) ||
-                    !json_object_object_get_ex(m, "usage", &u) || !json_object_object_get_ex(m, "role", &v) ||
-                    strcmp(json_object_get_string(v), "assistant") != 0)
-                        goto next;
-                if (json_object_object_get_ex(m, "provider", &v))
-                        prov = json_object_get_string(v);
-                if (json_object_object_get_ex(m, "model", &v))
-                        model = json_object_get_string(v);
-                if (strcmp(prov, "openclaw") == 0)
-                        goto next;
-                (void)model;
-                if (json_object_object_get_ex(u, "input", &v)) in = json_object_get_int64(v);
-                if (json_object_object_get_ex(u, "output", &v)) out = json_object_get_int64(v);
-                if (json_object_object_get_ex(u, "cacheRead", &v)) cr = json_object_get_int64(v);
-                if (json_object_object_get_ex(u, "cacheWrite", &v)) cw = json_object_get_int64(v);
-                tot = json_object_object_get_ex(u, "totalTokens", &v) ? json_object_get_int64(v) : in + out + cr + cw;
-                if (json_object_object_get_ex(u, "cost", &c) && json_object_object_get_ex(c, "total", &v))
-                        cost = json_object_get_double(v);
-                if (!in && !out && !cr && !cw && !tot && cost == 0)
-                        goto next;
-                t->rows++;
-                t->input += (uint64_t)in;
-                t->output += (uint64_t)out;
-                t->cache_read += (uint64_t)cr;
-                t->cache_write += (uint64_t)cw;
-                t->total += (uint64_t)tot;
-                t->cost_nano += llround(cost * 1e9);
-        next:
-                json_object_put(e);
-        }
-        free(line);
-        if (f)
-                fclose(f);
+        if (!e || !json_object_object_get_ex(e, "message", &m) ||
+            !json_object_object_get_ex(m, "usage", &u) || !json_object_object_get_ex(m, "role", &v) ||
+            strcmp(json_object_get_string(v), "assistant") != 0)
+                return;
+        if (json_object_object_get_ex(m, "provider", &v))
+                prov = json_object_get_string(v);
+        if (json_object_object_get_ex(m, "model", &v))
+                model = json_object_get_string(v);
+        if (strcmp(prov, "openclaw") == 0)
+                return;
+        (void)model;
+        if (json_object_object_get_ex(u, "input", &v)) in = json_object_get_int64(v);
+        if (json_object_object_get_ex(u, "output", &v)) out = json_object_get_int64(v);
+        if (json_object_object_get_ex(u, "cacheRead", &v)) cr = json_object_get_int64(v);
+        if (json_object_object_get_ex(u, "cacheWrite", &v)) cw = json_object_get_int64(v);
+        tot = json_object_object_get_ex(u, "totalTokens", &v) ? json_object_get_int64(v) : in + out + cr + cw;
+        if (json_object_object_get_ex(u, "cost", &c) && json_object_object_get_ex(c, "total", &v))
+                cost = json_object_get_double(v);
+        if (!in && !out && !cr && !cw && !tot && cost == 0)
+                return;
+        t->rows++;
+        t->input += (uint64_t)in;
+        t->output += (uint64_t)out;
+        t->cache_read += (uint64_t)cr;
+        t->cache_write += (uint64_t)cw;
+        t->total += (uint64_t)tot;
+        t->cost_nano += llround(cost * 1e9);
 }
 
 static void test_samples(void)
@@ -684,10 +536,10 @@ static void test_samples(void)
                 } else {
                         struct row_batch b = { 0 };
                         ok(c == CLASS_LINES, "sample %s: a transcript", base);
-                        ok(read_lines(p, &b) == 0, "sample %s read", base);
+                        ok(read_lines(A, p, &b) == 0, "sample %s read", base);
                         add_rows(&mine, &b);
                         row_batch_free(&b);
-                        independent(p, &ref);
+                        json_lines(p, independent, &ref);
                         lines++;
                 }
         next:
@@ -709,8 +561,7 @@ static void test_samples(void)
 
 int main(void)
 {
-        const char *s = getenv("AM_SRCDIR");
-        if (!realpath(s && *s ? s : ".", srcdir))
+        if (!realpath(am_srcdir(), srcdir))
                 return 99;
         test_metadata();
         test_classify();

@@ -16,95 +16,8 @@
 #include "registry.h"
 #include "row.h"
 #include "tap.h"
+#include "testutil.h"
 #include "timefmt.h"
-
-struct totals {
-        uint64_t rows, input, output, cache_read, cache_write, reasoning, total, calls, files;
-        int64_t cost_nano;
-        struct row_key *keys;
-        size_t nkeys, capkeys;
-        bool dedup;
-};
-
-static void add_rows(struct totals *t, const struct row_batch *b)
-{
-        for (size_t i = 0; i < b->n; i++) {
-                const struct usage_row *r = &b->rows[i];
-                bool dup = false;
-                for (size_t k = 0; t->dedup && k < t->nkeys && !dup; k++)
-                        dup = memcmp(&t->keys[k], &r->key, sizeof(r->key)) == 0;
-                if (dup)
-                        continue;
-                if (t->nkeys == t->capkeys) {
-                        t->capkeys = t->capkeys ? 2 * t->capkeys : 256;
-                        t->keys = realloc(t->keys, t->capkeys * sizeof(*t->keys));
-                }
-                t->keys[t->nkeys++] = r->key;
-                t->rows++;
-                t->input += r->input;
-                t->output += r->output;
-                t->cache_read += r->cache_read;
-                t->cache_write += r->cache_write;
-                t->reasoning += r->reasoning;
-                t->total += r->total;
-                t->cost_nano += r->cost_nano;
-                t->calls += r->n_calls;
-        }
-}
-
-static char *slurp(const char *path, size_t *ret_len)
-{
-        FILE *f = fopen(path, "re");
-        char *data = NULL;
-        size_t cap = 0, len = 0;
-
-        if (!f)
-                return NULL;
-        for (;;) {
-                if (cap - len < 65536) {
-                        cap = cap ? cap * 2 : 1 << 20;
-                        data = realloc(data, cap);
-                }
-                size_t k = fread(data + len, 1, cap - len, f);
-                if (k == 0)
-                        break;
-                len += k;
-        }
-        fclose(f);
-        *ret_len = len;
-        return data;
-}
-
-/* Lines as the tail delivers them (a complete-JSON unterminated tail too). */
-static int ingest_file(struct totals *t, const char *path)
-{
-        struct parse_state ps = { 0 };
-        struct row_batch b = { 0 };
-        struct source_ctx ctx = { .adapter = &adapter_pi, .path = path, .source_hash = hash64(path, strlen(path)) };
-        size_t len, start = 0;
-        char *data = slurp(path, &len);
-        int r = 0;
-
-        if (!data)
-                return -errno;
-        t->files++;
-        while (start < len) {
-                char *nl = memchr(data + start, '\n', len - start);
-                size_t end = nl ? (size_t)(nl - data) : len;
-                const char *s;
-                size_t n = lines_trim(data + start, end - start, &s);
-                if (n > 0 && (nl || lines_is_complete_json(s, n))) {
-                        r = adapter_pi.parse_line(&ctx, &ps, s, n, &b);
-                        if (r < 0 || r == PARSE_NOT_SOURCE)
-                                break;
-                }
-                start = end + 1;
-        }
-        add_rows(t, &b);
-        row_batch_free(&b);
-        free(data);
-        return r < 0 ? r : 0;
-}
 
 static void ingest_root(struct totals *t, const char *root)
 {
@@ -124,14 +37,14 @@ static void ingest_root(struct totals *t, const char *root)
                                         char p2[PATH_MAX * 3];
                                         snprintf(p2, sizeof(p2), "%s/%s", p1, d2[j]->d_name);
                                         if (adapter_pi.classify("", d2[j]->d_name, 2, false) == CLASS_LINES)
-                                                ok(ingest_file(t, p2) == 0, "read %s", d2[j]->d_name);
+                                                ok(ingest_file(t, &adapter_pi, p2) == 0, "read %s", d2[j]->d_name);
                                         free(d2[j]);
                                 }
                                 if (n2 > 0)
                                         free(d2);
                         } else if (!S_ISDIR(st.st_mode) &&
                                    adapter_pi.classify(d1[i]->d_name, d1[i]->d_name, 1, false) == CLASS_LINES) {
-                                ok(ingest_file(t, p1) == 0, "read %s", d1[i]->d_name);
+                                ok(ingest_file(t, &adapter_pi, p1) == 0, "read %s", d1[i]->d_name);
                         }
                 }
                 free(d1[i]);
@@ -143,43 +56,25 @@ static void ingest_root(struct totals *t, const char *root)
 /* Runs the oracle on path; NULL when python3 or the script is missing. */
 static struct json_object *oracle(const char *path)
 {
-        const char *src = getenv("AM_SRCDIR");
         char script[PATH_MAX], cmd[PATH_MAX * 3];
         struct json_object *o;
-        char *out = NULL;
-        size_t cap = 0, len = 0;
+        char *out;
         FILE *p;
 
-        snprintf(script, sizeof(script), "%s/tests/lib/pi_oracle.py", src && *src ? src : ".");
+        snprintf(script, sizeof(script), "%s/tests/lib/pi_oracle.py", am_srcdir());
         if (access(script, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0)
                 return NULL;
         snprintf(cmd, sizeof(cmd), "python3 '%s' --naive '%s'", script, path);
         p = popen(cmd, "r");
         if (!p)
                 return NULL;
-        for (;;) {
-                if (cap - len < 4096) {
-                        cap = cap ? cap * 2 : 65536;
-                        out = realloc(out, cap);
-                }
-                size_t k = fread(out + len, 1, cap - len - 1, p);
-                if (k == 0)
-                        break;
-                len += k;
-        }
+        out = read_all(p, NULL);
         pclose(p);
         if (!out)
                 return NULL;
-        out[len] = 0;
         o = json_tokener_parse(out);
         free(out);
         return o;
-}
-
-static int64_t jint(struct json_object *o, const char *k)
-{
-        struct json_object *v;
-        return o && json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : -1;
 }
 
 static void compare_oracle(const char *what, const char *path, const struct totals *t)
@@ -193,7 +88,7 @@ static void compare_oracle(const char *what, const char *path, const struct tota
         }
 #define SAME(field, key)                                                         \
         snprintf(name, sizeof(name), "%s: C and oracle agree on %s", what, key); \
-        is_int(t->field, jint(o, key), name)
+        is_int(t->field, jint(o, key, -1), name)
         SAME(rows, "rows");
         SAME(input, "input");
         SAME(output, "output");
@@ -210,7 +105,7 @@ static void compare_oracle(const char *what, const char *path, const struct tota
 static void test_realgen(const char *samples)
 {
         char root[PATH_MAX];
-        struct totals t = { .dedup = true }, naive = { .dedup = false };
+        struct totals t = { 0 }, naive = { .naive = true };
         struct json_object *o;
 
         snprintf(root, sizeof(root), "%s/realgen/pi-1.6.0/agent/sessions", samples);
@@ -238,7 +133,7 @@ static void test_realgen(const char *samples)
                 ok(json_object_object_get_ex(o, "cost_usd_exact", &v) &&
                            strcmp(json_object_get_string(v), "0.091341") == 0,
                    "oracle: exact USD sum $0.091341 as in PROVENANCE.md");
-                ok(json_object_object_get_ex(o, "naive", &v) && jint(v, "total") == 86002,
+                ok(json_object_object_get_ex(o, "naive", &v) && jint(v, "total", -1) == 86002,
                    "oracle: naive total 86,002 as in PROVENANCE.md");
                 json_object_put(o);
         }
@@ -256,7 +151,8 @@ static int count_cb(struct json_object *obj, void *u)
 static void test_glued_compact(const char *samples)
 {
         char path[PATH_MAX];
-        size_t len, start = 0;
+        size_t len, pos = 0, n;
+        const char *line;
         char *data;
         int lineno = 0, objs = 0;
         struct parse_state ps = { 0 };
@@ -267,17 +163,14 @@ static void test_glued_compact(const char *samples)
         ok(data != NULL, "pi-mono_compact.jsonl readable");
         if (!data)
                 return;
-        while (start < len) {
-                char *nl = memchr(data + start, '\n', len - start);
-                size_t end = nl ? (size_t)(nl - data) : len;
+        while (next_line(data, len, &pos, &line, &n, NULL)) {
                 lineno++;
                 if (lineno == 1013) {
                         size_t before = b.n;
                         int64_t ms;
-                        lines_json_foreach(data + start, end - start, count_cb, &objs, NULL);
+                        lines_json_foreach(line, n, count_cb, &objs, NULL);
                         is_int(objs, 2, "line 1013 holds two JSON objects");
-                        is_int(pi_parse_line(&(struct pi_flavor){ .tool = "pi" }, NULL, &ps, data + start,
-                                             end - start, &b),
+                        is_int(pi_parse_line(&(struct pi_flavor){ .tool = "pi" }, NULL, &ps, line, n, &b),
                                PARSE_OK, "line 1013 parses");
                         is_int(b.n - before, 1, "line 1013: the assistant's usage is a row");
                         ok(b.n > before && b.rows[before].output == 23 && b.rows[before].cache_read == 130604 &&
@@ -286,9 +179,8 @@ static void test_glued_compact(const char *samples)
                         timefmt_parse_rfc3339("2025-12-24T12:52:46.488Z", 24, &ms);
                         is_int(ps.last_time_ms, ms, "line 1013: the glued compaction was read too");
                 } else {
-                        pi_parse_line(&(struct pi_flavor){ .tool = "pi" }, NULL, &ps, data + start, end - start, &b);
+                        pi_parse_line(&(struct pi_flavor){ .tool = "pi" }, NULL, &ps, line, n, &b);
                 }
-                start = end + 1;
         }
         row_batch_free(&b);
         free(data);
@@ -307,9 +199,9 @@ static void test_pi_mono(const char *samples)
         };
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
                 char path[PATH_MAX], name[160];
-                struct totals t = { .dedup = true };
+                struct totals t = { 0 };
                 snprintf(path, sizeof(path), "%s/pi/%s", samples, want[i].file);
-                ok(ingest_file(&t, path) == 0, "read %s", want[i].file);
+                ok(ingest_file(&t, &adapter_pi, path) == 0, "read %s", want[i].file);
 #define W(field)                                                              \
         snprintf(name, sizeof(name), "%s: %s", want[i].file, #field);         \
         is_int(t.field, want[i].field, name)
@@ -334,7 +226,7 @@ static void test_openclaw_events(const char *samples)
         static const struct pi_flavor oc = { .tool = "openclaw", .skip_synthetic_openclaw = true,
                                              .model_snapshot = true };
         static const char *dumps[] = { "transcript_events.main.jsonl", "transcript_events.ops.jsonl" };
-        struct totals t = { .dedup = true };
+        struct totals t = { 0 };
         struct {
                 char id[128];
                 struct parse_state ps;
@@ -344,7 +236,8 @@ static void test_openclaw_events(const char *samples)
 
         for (size_t d = 0; d < 2; d++) {
                 char path[PATH_MAX];
-                size_t len, start = 0;
+                size_t len, pos = 0, n;
+                const char *line;
                 char *data;
                 snprintf(path, sizeof(path), "%s/realgen/openclaw-2026.9.6/%s", samples, dumps[d]);
                 data = slurp(path, &len);
@@ -352,11 +245,9 @@ static void test_openclaw_events(const char *samples)
                         printf("# no %s\n", path);
                         return;
                 }
-                while (start < len) {
-                        char *nl = memchr(data + start, '\n', len - start);
-                        size_t end = nl ? (size_t)(nl - data) : len;
+                while (next_line(data, len, &pos, &line, &n, NULL)) {
                         json_tokener *tok = json_tokener_new();
-                        struct json_object *row = json_tokener_parse_ex(tok, data + start, (int)(end - start));
+                        struct json_object *row = json_tokener_parse_ex(tok, line, (int)n);
                         struct json_object *sid, *ev;
                         json_tokener_free(tok);
                         if (row && json_object_object_get_ex(row, "session_id", &sid) &&
@@ -376,7 +267,6 @@ static void test_openclaw_events(const char *samples)
                                 row_batch_free(&b);
                         }
                         json_object_put(row);
-                        start = (nl ? (size_t)(nl - data) : len) + 1;
                 }
                 free(data);
         }

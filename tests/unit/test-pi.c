@@ -17,50 +17,18 @@
 #include "registry.h"
 #include "row.h"
 #include "tap.h"
+#include "testutil.h"
 #include "timefmt.h"
 
 static const struct pi_flavor FL_PI = { .tool = "pi" };
 static const struct pi_flavor FL_OC = { .tool = "openclaw", .skip_synthetic_openclaw = true,
                                         .model_snapshot = true };
 
-/* ---- a fake environment ---------------------------------------------------- */
-
-struct fenv {
-        const char *k[16], *v[16];
-        int n;
-};
-
-static const char *fenv_get(void *u, const char *name)
-{
-        struct fenv *f = u;
-        for (int i = 0; i < f->n; i++)
-                if (strcmp(f->k[i], name) == 0)
-                        return f->v[i];
-        return NULL;
-}
-
-static void fenv_set(struct fenv *f, const char *k, const char *v)
-{
-        f->k[f->n] = k;
-        f->v[f->n++] = v;
-}
-
 static int discover(struct fenv *f, struct root_list *out)
 {
-        struct discover_env env = { fenv_get, f };
+        struct discover_env env = fenv_env(f);
         memset(out, 0, sizeof(*out));
         return adapter_pi.discover(&env, out);
-}
-
-static void write_file(const char *path, const char *text)
-{
-        FILE *f = fopen(path, "w");
-        if (!f) {
-                perror(path);
-                exit(99);
-        }
-        fputs(text, f);
-        fclose(f);
 }
 
 static void test_discovery(void)
@@ -892,98 +860,6 @@ static void test_misc_api(void)
 
 /* ---- fixtures ------------------------------------------------------------------------ */
 
-struct totals {
-        uint64_t rows, input, output, cache_read, cache_write, reasoning, total, priced, calls;
-        uint64_t not_source, malformed, files;
-        int64_t cost_nano;
-        struct row_key *keys;
-        size_t nkeys, capkeys;
-};
-
-static void add_rows(struct totals *t, const struct row_batch *b)
-{
-        for (size_t i = 0; i < b->n; i++) {
-                const struct usage_row *r = &b->rows[i];
-                bool dup = false;
-                for (size_t k = 0; k < t->nkeys && !dup; k++)
-                        dup = same(&t->keys[k], &r->key);
-                if (dup)
-                        continue;
-                if (t->nkeys == t->capkeys) {
-                        t->capkeys = t->capkeys ? 2 * t->capkeys : 64;
-                        t->keys = realloc(t->keys, t->capkeys * sizeof(*t->keys));
-                }
-                t->keys[t->nkeys++] = r->key;
-                t->rows++;
-                t->input += r->input;
-                t->output += r->output;
-                t->cache_read += r->cache_read;
-                t->cache_write += r->cache_write;
-                t->reasoning += r->reasoning;
-                t->total += r->total;
-                t->cost_nano += r->cost_nano;
-                t->priced += r->cost_source == COST_VENDOR;
-                t->calls += r->n_calls;
-        }
-}
-
-/* Reads a file as the tail does: complete lines, then an unterminated
- * last line only when it is complete JSON (parsed on a copy of the state). */
-static int ingest_file(struct totals *t, const char *path)
-{
-        struct parse_state ps = { 0 };
-        struct row_batch b = { 0 };
-        struct source_ctx ctx = { .adapter = &adapter_pi, .path = path, .source_hash = hash64(path, strlen(path)) };
-        FILE *f = fopen(path, "re");
-        char *data = NULL;
-        size_t cap = 0, len = 0, start = 0;
-        int r = 0;
-
-        if (!f)
-                return -errno;
-        for (;;) {
-                if (cap - len < 65536) {
-                        cap = cap ? cap * 2 : 1 << 20;
-                        data = realloc(data, cap);
-                }
-                size_t k = fread(data + len, 1, cap - len, f);
-                if (k == 0)
-                        break;
-                len += k;
-        }
-        fclose(f);
-        t->files++;
-        while (start < len) {
-                char *nl = memchr(data + start, '\n', len - start);
-                size_t end = nl ? (size_t)(nl - data) : len;
-                const char *s;
-                size_t n = lines_trim(data + start, end - start, &s);
-                if (n > 0) {
-                        if (!nl) {
-                                struct parse_state copy = ps;
-                                if (lines_is_complete_json(s, n))
-                                        r = adapter_pi.parse_line(&ctx, &copy, s, n, &b);
-                        } else {
-                                r = adapter_pi.parse_line(&ctx, &ps, s, n, &b);
-                        }
-                        if (r < 0)
-                                break;
-                        if (r == PARSE_MALFORMED)
-                                t->malformed++;
-                        if (r == PARSE_NOT_SOURCE) {
-                                t->not_source++;
-                                t->files--;
-                                break;
-                        }
-                }
-                start = end + 1;
-        }
-        add_rows(t, &b);
-        row_batch_free(&b);
-        free(data);
-        return r < 0 ? r : 0;
-}
-
 /* A sessions root walked the way the scanner does, with pi's classify. */
 static int ingest_tree(struct totals *t, const char *root, const char *rel, int depth)
 {
@@ -1009,18 +885,12 @@ static int ingest_tree(struct totals *t, const char *root, const char *rel, int 
                 if (S_ISDIR(st.st_mode) && c == CLASS_DESCEND && depth + 1 <= 1)
                         ingest_tree(t, root, crel, depth + 1);
                 else if (!S_ISDIR(st.st_mode) && c == CLASS_LINES)
-                        ingest_file(t, full);
+                        ingest_file(t, &adapter_pi, full);
         next:
                 free(names[i]);
         }
         free(names);
         return 0;
-}
-
-static uint64_t jget_u64(struct json_object *o, const char *k)
-{
-        struct json_object *v;
-        return json_object_object_get_ex(o, k, &v) ? (uint64_t)json_object_get_int64(v) : 0;
 }
 
 static void check_case(const char *name, struct json_object *c, const char *base)
@@ -1037,37 +907,18 @@ static void check_case(const char *name, struct json_object *c, const char *base
                 if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
                         ingest_tree(&t, path, "", 0);
                 else
-                        ok(ingest_file(&t, path) == 0, "%s: read %s", name, path);
+                        ok(ingest_file(&t, &adapter_pi, path) == 0, "%s: read %s", name, path);
         }
-#define CHECK(field, key)                                                                      \
-        do {                                                                                   \
-                char _n[128];                                                                  \
-                snprintf(_n, sizeof(_n), "%s: %s", name, key);                                 \
-                is_int(t.field, jget_u64(c, key), _n);                                         \
-        } while (0)
-        CHECK(rows, "rows");
-        CHECK(input, "input");
-        CHECK(output, "output");
-        CHECK(cache_read, "cache_read");
-        CHECK(cache_write, "cache_write");
-        CHECK(reasoning, "reasoning");
-        CHECK(total, "total");
-        CHECK(cost_nano, "cost_nano");
-        CHECK(priced, "priced_rows");
-        CHECK(calls, "calls");
-        CHECK(not_source, "not_source");
-        CHECK(malformed, "malformed");
-#undef CHECK
+        totals_check(&t, c, name, true);
         free(t.keys);
 }
 
 static void test_fixtures(void)
 {
-        const char *src = getenv("AM_SRCDIR");
         char dir[PATH_MAX], exp[PATH_MAX + 32];
         struct json_object *root, *cases;
 
-        snprintf(dir, sizeof(dir), "%s/fixtures/pi", src && *src ? src : ".");
+        snprintf(dir, sizeof(dir), "%s/fixtures/pi", am_srcdir());
         snprintf(exp, sizeof(exp), "%s/expected.json", dir);
         root = json_object_from_file(exp);
         ok(root != NULL, "fixtures/pi/expected.json loads");

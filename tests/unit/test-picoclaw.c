@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "adapter.h"
 #include "lines.h"
@@ -26,72 +27,6 @@ static const struct adapter *A = &adapter_picoclaw;
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/* A fake environment: a small table, and a log of every name asked for. */
-struct fenv {
-        const char *name[8], *value[8];
-        size_t n;
-        const char *asked[64];
-        size_t n_asked;
-};
-
-static const char *fenv_get(void *u, const char *name)
-{
-        struct fenv *f = u;
-        if (f->n_asked < 64)
-                f->asked[f->n_asked++] = name;
-        for (size_t i = 0; i < f->n; i++)
-                if (strcmp(f->name[i], name) == 0)
-                        return f->value[i];
-        return NULL;
-}
-
-static void fenv_set(struct fenv *f, const char *name, const char *value)
-{
-        f->name[f->n] = name;
-        f->value[f->n++] = value;
-}
-
-static struct discover_env fenv_env(struct fenv *f)
-{
-        return (struct discover_env){ fenv_get, f };
-}
-
-static void mkdir_p(const char *path)
-{
-        char buf[PATH_MAX];
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *p = buf + 1; *p; p++) {
-                if (*p == '/') {
-                        *p = 0;
-                        mkdir(buf, 0755);
-                        *p = '/';
-                }
-        }
-        mkdir(buf, 0755);
-}
-
-static void write_file(const char *path, const char *text)
-{
-        char dir[PATH_MAX];
-        FILE *f;
-
-        snprintf(dir, sizeof(dir), "%s", path);
-        mkdir_p(dirname(dir));
-        f = fopen(path, "w");
-        if (!f) {
-                perror(path);
-                exit(99);
-        }
-        fputs(text, f);
-        fclose(f);
-}
-
-static char *pjoin(char *buf, const char *a, const char *b)
-{
-        snprintf(buf, PATH_MAX, "%s/%s", a, b);
-        return buf;
-}
-
 static void rm_rf(const char *path)
 {
         char cmd[PATH_MAX + 32];
@@ -100,14 +35,6 @@ static void rm_rf(const char *path)
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
         if (system(cmd) != 0)
                 printf("# could not remove %s\n", path);
-}
-
-static const struct root *find_root(const struct root_list *l, const char *path)
-{
-        for (size_t i = 0; i < l->n; i++)
-                if (strcmp(l->v[i].path, path) == 0)
-                        return &l->v[i];
-        return NULL;
 }
 
 struct disc {
@@ -310,7 +237,7 @@ static void test_discovery(void)
         struct disc d;
         const struct root *r;
 
-        pjoin(home, tmp, "home");
+        pj(home, tmp, "home");
         mkdir_p(home);
 
         /* 1. only HOME, PicoClaw never installed: the default, no warning */
@@ -320,7 +247,7 @@ static void test_discovery(void)
         is_int(d.rc_discover, 0, "default: discover ok");
         is_int(d.roots.n, 1, "default: one root");
         r = d.roots.n ? &d.roots.v[0] : NULL;
-        is_str(r ? r->path : NULL, pjoin(p, home, ".picoclaw/workspace/sessions"), "default: ~/.picoclaw/workspace/sessions");
+        is_str(r ? r->path : NULL, pj(p, home, ".picoclaw/workspace/sessions"), "default: ~/.picoclaw/workspace/sessions");
         ok(r && r->reason == ROOT_DEFAULT && !r->env_var[0], "default: reason default");
         is_str(r ? r->label : NULL, "sessions", "default: label");
         ok(r && r->max_depth == 0 && r->adapter == A, "default: max_depth 0, adapter set");
@@ -334,7 +261,7 @@ static void test_discovery(void)
         disc_free(&d);
 
         /* 2. home exists but no config.json: defaults and a warning */
-        mkdir_p(pjoin(p, home, ".picoclaw"));
+        mkdir_p(pj(p, home, ".picoclaw"));
         disc_run(&f, &d);
         is_int(d.roots.n, 1, "no config: one root");
         ok(d.warning && strstr(d.warning, "not found"), "no config: warning (%s)", d.warning ? d.warning : "none");
@@ -342,24 +269,24 @@ static void test_discovery(void)
 
         /* 3. PICOCLAW_HOME moves the home (trailing slash cleaned) */
         char ph[PATH_MAX], phs[PATH_MAX];
-        pjoin(ph, tmp, "ph");
+        pj(ph, tmp, "ph");
         snprintf(phs, sizeof(phs), "%s/", ph);
         fenv_set(&f, "PICOCLAW_HOME", phs);
         disc_run(&f, &d);
         is_int(d.roots.n, 1, "PICOCLAW_HOME: one root");
         r = d.roots.n ? &d.roots.v[0] : NULL;
-        is_str(r ? r->path : NULL, pjoin(p, ph, "workspace/sessions"), "PICOCLAW_HOME: <home>/workspace/sessions");
+        is_str(r ? r->path : NULL, pj(p, ph, "workspace/sessions"), "PICOCLAW_HOME: <home>/workspace/sessions");
         ok(r && r->reason == ROOT_ENV, "PICOCLAW_HOME: reason env");
         is_str(r ? r->env_var : NULL, "PICOCLAW_HOME", "PICOCLAW_HOME: env_var");
         ok(d.warning == NULL, "PICOCLAW_HOME missing dir: no warning");
         disc_free(&d);
 
         /* 4. config in PICOCLAW_HOME with a ~ workspace */
-        pjoin(cfg, ph, "config.json");
+        pj(cfg, ph, "config.json");
         write_file(cfg, "{\"agents\":{\"defaults\":{\"workspace\":\"~/pico/ws/\"}}}");
         disc_run(&f, &d);
         r = d.roots.n ? &d.roots.v[0] : NULL;
-        is_str(r ? r->path : NULL, pjoin(p, home, "pico/ws/sessions"), "config ~ workspace expanded");
+        is_str(r ? r->path : NULL, pj(p, home, "pico/ws/sessions"), "config ~ workspace expanded");
         ok(r && r->reason == ROOT_CONFIG, "config workspace: reason config");
         is_str(r ? r->detail : NULL, cfg, "config workspace: detail is the config path");
         is_str(r ? r->env_var : NULL, "PICOCLAW_HOME", "config workspace: env_var names what moved the config");
@@ -369,27 +296,27 @@ static void test_discovery(void)
         /* 5. "~" alone, and a relative workspace (relative to the PicoClaw home) */
         write_file(cfg, "{\"agents\":{\"defaults\":{\"workspace\":\"~\"}}}");
         disc_run(&f, &d);
-        is_str(d.roots.n ? d.roots.v[0].path : NULL, pjoin(p, home, "sessions"), "workspace \"~\" is $HOME");
+        is_str(d.roots.n ? d.roots.v[0].path : NULL, pj(p, home, "sessions"), "workspace \"~\" is $HOME");
         disc_free(&d);
         write_file(cfg, "{\"agents\":{\"defaults\":{\"workspace\":\"./rel/../ws2\"}}}");
         disc_run(&f, &d);
-        is_str(d.roots.n ? d.roots.v[0].path : NULL, pjoin(p, ph, "ws2/sessions"),
+        is_str(d.roots.n ? d.roots.v[0].path : NULL, pj(p, ph, "ws2/sessions"),
                "relative workspace resolves against the PicoClaw home, cleaned");
         disc_free(&d);
         write_file(cfg, "{\"agents\":{\"defaults\":{\"workspace\":\"   \"}}}");
         disc_run(&f, &d);
-        is_str(d.roots.n ? d.roots.v[0].path : NULL, pjoin(p, ph, "workspace/sessions"),
+        is_str(d.roots.n ? d.roots.v[0].path : NULL, pj(p, ph, "workspace/sessions"),
                "blank workspace: <home>/workspace");
         disc_free(&d);
 
         /* 6. PICOCLAW_CONFIG elsewhere */
         char cfg2[PATH_MAX];
-        pjoin(cfg2, tmp, "etc/pico.json");
+        pj(cfg2, tmp, "etc/pico.json");
         write_file(cfg2, "{\"agents\":{\"defaults\":{\"workspace\":\"rel/ws\"}}}");
         fenv_set(&f, "PICOCLAW_CONFIG", cfg2);
         disc_run(&f, &d);
         r = d.roots.n ? &d.roots.v[0] : NULL;
-        is_str(r ? r->path : NULL, pjoin(p, ph, "rel/ws/sessions"), "PICOCLAW_CONFIG: its workspace");
+        is_str(r ? r->path : NULL, pj(p, ph, "rel/ws/sessions"), "PICOCLAW_CONFIG: its workspace");
         ok(r && r->reason == ROOT_CONFIG, "PICOCLAW_CONFIG: reason config");
         is_str(r ? r->detail : NULL, cfg2, "PICOCLAW_CONFIG: detail");
         is_str(r ? r->env_var : NULL, "PICOCLAW_CONFIG", "PICOCLAW_CONFIG: env_var");
@@ -397,11 +324,11 @@ static void test_discovery(void)
 
         /* 7. PICOCLAW_AGENTS_DEFAULTS_WORKSPACE beats the config */
         char ews[PATH_MAX];
-        pjoin(ews, tmp, "envws/main");
+        pj(ews, tmp, "envws/main");
         fenv_set(&f, "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", ews);
         disc_run(&f, &d);
         r = d.roots.n ? &d.roots.v[0] : NULL;
-        is_str(r ? r->path : NULL, pjoin(p, ews, "sessions"), "workspace env beats config");
+        is_str(r ? r->path : NULL, pj(p, ews, "sessions"), "workspace env beats config");
         ok(r && r->reason == ROOT_ENV, "workspace env: reason env");
         is_str(r ? r->env_var : NULL, "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", "workspace env: env_var");
         disc_free(&d);
@@ -409,12 +336,12 @@ static void test_discovery(void)
         /* 8. agents.list: explicit, default, main, empty id, named (missing dir),
          *    siblings found on disk, duplicates */
         char base[PATH_MAX];
-        pjoin(base, tmp, "envws");
-        mkdir_p(pjoin(p, base, "workspace-ops-team/sessions"));
-        mkdir_p(pjoin(p, base, "workspace-old/sessions"));
-        mkdir_p(pjoin(p, base, "workspace-nosess"));
-        mkdir_p(pjoin(p, base, "workspace-/sessions"));
-        mkdir_p(pjoin(p, base, "other/sessions"));
+        pj(base, tmp, "envws");
+        mkdir_p(pj(p, base, "workspace-ops-team/sessions"));
+        mkdir_p(pj(p, base, "workspace-old/sessions"));
+        mkdir_p(pj(p, base, "workspace-nosess"));
+        mkdir_p(pj(p, base, "workspace-/sessions"));
+        mkdir_p(pj(p, base, "other/sessions"));
         snprintf(q, sizeof(q),
                  "{\"agents\":{\"defaults\":{\"workspace\":\"/ignored\"},\"list\":["
                  "{\"id\":\"main\"},{\"id\":\"\"},{\"id\":\"boss\",\"default\":true},"
@@ -428,28 +355,28 @@ static void test_discovery(void)
         disc_run(&f, &d);
         is_int(d.rc_discover, 0, "agents: discover ok");
         ok(d.warning == NULL, "agents: no warning");
-        is_str(d.roots.n > 0 ? d.roots.v[0].path : NULL, pjoin(p, ews, "sessions"), "agents: default first");
-        r = find_root(&d.roots, pjoin(p, home, "research/sessions"));
+        is_str(d.roots.n > 0 ? d.roots.v[0].path : NULL, pj(p, ews, "sessions"), "agents: default first");
+        r = find_root(&d.roots, pj(p, home, "research/sessions"));
         ok(r && r->reason == ROOT_CONFIG && strcmp(r->label, "agent res") == 0 &&
            strcmp(r->detail, cfg2) == 0, "agents: explicit workspace (config, label, detail)");
-        r = find_root(&d.roots, pjoin(p, base, "explicit-main/sessions"));
+        r = find_root(&d.roots, pj(p, base, "explicit-main/sessions"));
         ok(r && r->reason == ROOT_CONFIG, "agents: main with an explicit workspace");
-        r = find_root(&d.roots, pjoin(p, base, "workspace-ops-team/sessions"));
+        r = find_root(&d.roots, pj(p, base, "workspace-ops-team/sessions"));
         ok(r && r->reason == ROOT_CONFIG && strcmp(r->label, "agent ops-team") == 0,
            "agents: named agent -> workspace-<normalized id>");
-        r = find_root(&d.roots, pjoin(p, base, "workspace-night__shift/sessions"));
+        r = find_root(&d.roots, pj(p, base, "workspace-night__shift/sessions"));
         ok(r && r->reason == ROOT_CONFIG, "agents: named agent listed before its folder exists");
         is_str(r ? r->env_var : NULL, "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE",
                "agents: named agent moved with the default workspace");
-        r = find_root(&d.roots, pjoin(p, base, "workspace-old/sessions"));
+        r = find_root(&d.roots, pj(p, base, "workspace-old/sessions"));
         ok(r && r->reason == ROOT_ENV && strcmp(r->label, "agent old") == 0,
            "agents: existing sibling workspace-old found (reason of the default)");
-        ok(!find_root(&d.roots, pjoin(p, base, "workspace-nosess/sessions")), "sibling without sessions/ skipped");
-        ok(!find_root(&d.roots, pjoin(p, base, "workspace-/sessions")), "bare workspace- skipped");
-        ok(!find_root(&d.roots, pjoin(p, base, "other/sessions")), "non-workspace sibling skipped");
-        ok(!find_root(&d.roots, pjoin(p, base, "workspace-main/sessions")) &&
-           !find_root(&d.roots, pjoin(p, base, "workspace-boss/sessions")) &&
-           !find_root(&d.roots, pjoin(p, base, "workspace-5/sessions")),
+        ok(!find_root(&d.roots, pj(p, base, "workspace-nosess/sessions")), "sibling without sessions/ skipped");
+        ok(!find_root(&d.roots, pj(p, base, "workspace-/sessions")), "bare workspace- skipped");
+        ok(!find_root(&d.roots, pj(p, base, "other/sessions")), "non-workspace sibling skipped");
+        ok(!find_root(&d.roots, pj(p, base, "workspace-main/sessions")) &&
+           !find_root(&d.roots, pj(p, base, "workspace-boss/sessions")) &&
+           !find_root(&d.roots, pj(p, base, "workspace-5/sessions")),
            "default/main/empty-id agents use the default workspace");
         is_int(d.roots.n, 6, "agents: six distinct roots (duplicates merged)");
         bool uniq = true;
@@ -476,7 +403,7 @@ static void test_discovery(void)
                 write_file(cfg, bad[i].text);
                 disc_run(&f, &d);
                 ok(d.rc_discover == 0 && d.roots.n == 1 &&
-                   strcmp(d.roots.v[0].path, pjoin(p, ph, "workspace/sessions")) == 0,
+                   strcmp(d.roots.v[0].path, pj(p, ph, "workspace/sessions")) == 0,
                    "broken config %zu: default workspace", i);
                 ok(d.rc_config == 0 && d.config && d.warning && strstr(d.warning, bad[i].want),
                    "broken config %zu: warning (%s)", i, d.warning ? d.warning : "none");
@@ -518,7 +445,7 @@ static void test_discovery(void)
         memset(&f, 0, sizeof(f));
         fenv_set(&f, "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", ews);
         disc_run(&f, &d);
-        ok(d.roots.n >= 1 && strcmp(d.roots.v[0].path, pjoin(p, ews, "sessions")) == 0,
+        ok(d.roots.n >= 1 && strcmp(d.roots.v[0].path, pj(p, ews, "sessions")) == 0,
            "no HOME: an absolute workspace env still works");
         disc_free(&d);
         /* relative PICOCLAW_HOME: relative to $HOME; relative HOME ignored */
@@ -526,7 +453,7 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", home);
         fenv_set(&f, "PICOCLAW_HOME", "pc-rel");
         disc_run(&f, &d);
-        is_str(d.roots.n ? d.roots.v[0].path : NULL, pjoin(p, home, "pc-rel/workspace/sessions"),
+        is_str(d.roots.n ? d.roots.v[0].path : NULL, pj(p, home, "pc-rel/workspace/sessions"),
                "relative PICOCLAW_HOME resolves against $HOME");
         disc_free(&d);
         memset(&f, 0, sizeof(f));
@@ -549,7 +476,7 @@ static void load_cfg_text(const char *tmp, const char *text, void **ret)
         const char *w = NULL;
 
         memset(&f, 0, sizeof(f));
-        pjoin(cfg, tmp, "config.json");
+        pj(cfg, tmp, "config.json");
         write_file(cfg, text);
         fenv_set(&f, "PICOCLAW_CONFIG", cfg);
         env = fenv_env(&f);
@@ -643,7 +570,7 @@ static void test_parse(void)
         void *cfg;
 
         load_cfg_text(tmp, "{\"model_list\":[{\"model_name\":\"llama3\",\"model\":\"ollama/llama3.2\"}]}", &cfg);
-        pjoin(path, tmp, "ws/sessions/sk_v1_abc.jsonl");
+        pj(path, tmp, "ws/sessions/sk_v1_abc.jsonl");
         write_file(path, "");
         src_init(&s, path, cfg);
 
@@ -652,7 +579,7 @@ static void test_parse(void)
         is_int(b.n, 0, "user line: no row");
         is_str(s.ps.session, "sk_v1_abc", "session key = file stem, set on the first line");
         char ws[PATH_MAX];
-        is_str(s.ps.project, pjoin(ws, tmp, "ws"), "project = the workspace");
+        is_str(s.ps.project, pj(ws, tmp, "ws"), "project = the workspace");
         ok(s.ps.flags & PS_HEADER_SEEN, "first line marked seen");
         is_int(parse_str(&s, "{\"role\":\"tool\",\"content\":\"out\",\"tool_call_id\":\"c1\"}", &b), PARSE_OK, "tool line ok");
         is_int(parse_str(&s, "{\"role\":\"system\",\"content\":\"sys\"}", &b), PARSE_OK, "system line ok");
@@ -777,7 +704,7 @@ static void test_parse(void)
         ok(b.n == 1 && b.rows[0].time_ms == 1700000000123 && (b.rows[0].flags & ROW_F_TIME_APPROX),
            "no created_at: ps->fallback_time_ms, approximate");
         s.ps.fallback_time_ms = 0;
-        pjoin(meta, tmp, "ws/sessions/sk_v1_abc.meta.json");
+        pj(meta, tmp, "ws/sessions/sk_v1_abc.meta.json");
         write_file(meta, "{\n  \"key\": \"sk_v1_abc\",\n  \"count\": 3,\n  \"created_at\": \"2026-05-20T18:01:02.25+02:00\",\n"
                          "  \"updated_at\": \"2026-05-20T18:02:44.5+02:00\"\n}");
         row_batch_clear(&b);
@@ -1000,12 +927,6 @@ static const char *jstr(json_object *o, const char *k)
         json_object *v;
         return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
                        ? json_object_get_string(v) : NULL;
-}
-
-static int64_t jint(json_object *o, const char *k, int64_t dflt)
-{
-        json_object *v;
-        return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : dflt;
 }
 
 static int cmp_cstr(const void *a, const void *b)

@@ -11,6 +11,7 @@
 #include "render-status.h"
 #include "table.h"
 #include "tap.h"
+#include "testutil.h"
 
 static struct json_object *parse(const char *s)
 {
@@ -291,22 +292,13 @@ static const char status_json[] =
         "\"files\":3,\"bytes_read\":450,\"lines\":20,\"malformed\":1,\"oversized\":2,\"rows\":7,"
         "\"errors\":0,\"last_commit\":null}],\"warnings\":[\"something skipped\"]}";
 
-static const char *fake_get(void *u, const char *name)
-{
-        const char *const *kv = u;
-        for (size_t i = 0; kv[i]; i += 2)
-                if (strcmp(kv[i], name) == 0)
-                        return kv[i + 1];
-        return NULL;
-}
-
 static int mismatch(const char *const *kv, char **ret_out)
 {
         static const char *const vars[] = { "HOME", "PI_CODING_AGENT_DIR", "OPENCLAW_HOME", NULL };
         struct json_object *o = parse(status_json);
         size_t len = 0;
         FILE *f = open_memstream(ret_out, &len);
-        int n = render_env_mismatch(f, o, vars, fake_get, (void *)kv);
+        int n = render_env_mismatch(f, o, vars, kv_get, (void *)kv);
         fclose(f);
         json_object_put(o);
         return n;
