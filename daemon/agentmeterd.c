@@ -538,6 +538,15 @@ static int setup_live(struct daemon *d)
                 r = paths_mkdir_p(rundir, 0700);
                 if (r < 0)
                         return log_errno(LOG_ERR, r, "cannot create %s", rundir);
+                /* the socket's directory must be ours and private (the /tmp
+                 * fallback without XDG_RUNTIME_DIR could be pre-created) */
+                struct stat st;
+                if (lstat(rundir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+                    (st.st_mode & 0077) != 0) {
+                        log_error("%s is not a private directory of ours (mode 0700, owned by uid %u); "
+                                  "not listening there", rundir, (unsigned)getuid());
+                        return -EPERM;
+                }
         }
         r = control_new(d->event, d->socket_path, &ch, &d->control);
         if (r == -EADDRINUSE) {

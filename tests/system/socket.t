@@ -75,5 +75,11 @@ else
 fi
 check "daemon still alive" kill -0 "$DPID"
 stop_daemon; ok $? "clean stop"
+# a socket directory that is not private is refused
+mkdir -p "$T/open" && chmod 755 "$T/open"
+"$D" --log-target=console --socket "$T/open/control.sock" >"$T/open.log" 2>&1; rc=$?
+check "a non-private socket directory is refused" [ "$rc" -ne 0 ]
+check "... with a reason" grep -q "not a private directory" "$T/open.log"
+check "... and no socket left there" [ ! -e "$T/open/control.sock" ]
 ! grep -qiE 'AddressSanitizer|runtime error' "$T/daemon.log"; ok $? "no sanitizer reports"
 done_testing
