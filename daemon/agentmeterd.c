@@ -164,25 +164,41 @@ static int watch_dir_hook(void *u, const struct root *root, const char *path, in
         return 0;
 }
 
+/* The deepest existing directory on the way to path (path itself if it
+ * exists) into p. */
+static void deepest_existing(const char *path, char *p, size_t cap)
+{
+        snprintf(p, cap, "%s", path);
+        for (;;) {
+                struct stat st;
+                if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                        return;
+                char *slash = strrchr(p, '/');
+                if (!slash || slash == p) {
+                        snprintf(p, cap, "/");
+                        return;
+                }
+                *slash = 0;
+        }
+}
+
 /* Watches every root, or for a root that does not exist yet its nearest
- * existing ancestor, so its creation is seen at once. */
+ * existing ancestor, so its creation is seen at once. A directory created
+ * between looking and adding the watch would be missed, so after adding a
+ * watch look again, until the deepest existing directory stays put. */
 static void watch_roots(struct daemon *d)
 {
         const struct root_list *rl = ingest_roots(d->ingest);
         for (size_t i = 0; i < rl->n; i++) {
-                char p[PATH_MAX];
-                snprintf(p, sizeof(p), "%s", rl->v[i].path);
-                for (;;) {
-                        struct stat st;
-                        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-                                if (!watch_has(d->watch, p))
-                                        (void)watch_add(d->watch, p);
+                char p[PATH_MAX], again[PATH_MAX];
+                deepest_existing(rl->v[i].path, p, sizeof(p));
+                for (int tries = 0; tries < 64; tries++) {
+                        if (!watch_has(d->watch, p))
+                                (void)watch_add(d->watch, p);
+                        deepest_existing(rl->v[i].path, again, sizeof(again));
+                        if (strcmp(again, p) == 0)
                                 break;
-                        }
-                        char *slash = strrchr(p, '/');
-                        if (!slash || slash == p)
-                                break;
-                        *slash = 0;
+                        snprintf(p, sizeof(p), "%s", again);
                 }
         }
 }
