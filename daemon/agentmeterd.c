@@ -234,20 +234,16 @@ static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask
                 return;
         if (ingest_queue_path(d->ingest, path) == 0)
                 return;
-        /* SQLite: a change to db-wal / db-journal means the database changed */
+        /* SQLite: a write to db-wal / db-journal means the database changed.
+         * Our own read-only opens touch -shm (and the -wal's atime/close),
+         * so those events are not changes. */
         size_t n = strlen(path);
-        /* our own read-only opens touch -shm (and the -wal's atime/close):
-         * only writes to -wal / -journal mean another process changed it */
-        static const char *const sfx[] = { "-wal", "-journal", NULL };
-        if (n > 4 && strcmp(path + n - 4, "-shm") == 0)
-                return;
-        if (!(mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO)) &&
-            ((n > 4 && strcmp(path + n - 4, "-wal") == 0) ||
-             (n > 8 && strcmp(path + n - 8, "-journal") == 0)))
-                return;
+        static const char *const sfx[] = { "-wal", "-journal", "-shm", NULL };
         for (size_t i = 0; sfx[i]; i++) {
                 size_t k = strlen(sfx[i]);
                 if (n > k && strcmp(path + n - k, sfx[i]) == 0) {
+                        if (strcmp(sfx[i], "-shm") == 0 || !(mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO)))
+                                return;
                         char db[PATH_MAX];
                         snprintf(db, sizeof(db), "%.*s", (int)(n - k), path);
                         if (ingest_queue_path(d->ingest, db) == 0)
