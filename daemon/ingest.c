@@ -256,6 +256,13 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         s->root_idx = (size_t)(root - in->roots.v);
         s->kind = (uint8_t)kind;
         s->seen = true;
+        /* a source read by an earlier run starts where its checkpoint is
+         * (progress and prefetch must not treat it as unread) */
+        struct checkpoint cp;
+        if (kind == CLASS_LINES && ledger_get_checkpoint(in->ledger, path, &cp) == 0) {
+                s->size = cp.size;
+                s->offset = cp.offset;
+        }
         size_t h = path_hash(path) & (in->nbuckets - 1);
         s->hnext = in->buckets[h];
         in->buckets[h] = s;
@@ -405,9 +412,13 @@ static void prefetch(const struct source_rec *next)
         if (!next || next->kind != CLASS_LINES)
                 return;
         int fd = open(next->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        struct stat st;
         if (fd < 0)
                 return;
-        (void)posix_fadvise(fd, (off_t)next->offset, 0, POSIX_FADV_WILLNEED);
+        /* only what is past the offset: a reconcile queues every known file */
+        if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > next->offset)
+                (void)posix_fadvise(fd, (off_t)next->offset,
+                                    (off_t)((uint64_t)st.st_size - next->offset), POSIX_FADV_WILLNEED);
         close(fd);
 }
 
