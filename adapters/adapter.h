@@ -75,6 +75,17 @@ enum classify_result {
         CLASS_LINES = 1,   /* a line-oriented transcript to tail */
         CLASS_DB = 2,      /* a database source (collect_db) */
         CLASS_DESCEND = 3, /* a directory to watch and scan */
+        CLASS_ZSTD_LINES = 4, /* a zstd-compressed line transcript: decoded as a stream
+                               * and read like CLASS_LINES, offsets counted in the
+                               * decoded bytes */
+};
+
+/* What a changed path means (adapter->source_of). */
+enum source_of_result {
+        SOURCE_SELF = 0,  /* the path is (or may be) a source itself: classify decides */
+        SOURCE_OTHER = 1, /* a change of another source, written to ret_source (a SQLite
+                           * -wal names its database) */
+        SOURCE_NONE = 2,  /* not a change of any source (our own reads touch it) */
 };
 
 /* ---- parsing ------------------------------------------------------------- */
@@ -154,6 +165,13 @@ struct adapter {
          * number of components, name the last one. */
         enum classify_result (*classify)(const char *relpath, const char *name, int depth,
                                          bool is_dir);
+
+        /* Which source, if any, a changed file under one of this adapter's
+         * roots belongs to. content_changed: the event was a write, create or
+         * move-in (not an attribute change or a close). May be NULL: every
+         * path is its own source. */
+        enum source_of_result (*source_of)(const char *path, bool content_changed,
+                                           char *ret_source, size_t cap);
 
         /* One complete line (no newline; may hold several JSON objects). */
         int (*parse_line)(const struct source_ctx *ctx, struct parse_state *ps,

@@ -20,6 +20,7 @@ enum row_kind {
         ROW_KIND_TOOL_RESULT = 4,    /* toolResult.usage (pi 1.x) */
         ROW_KIND_USAGE_ENTRY = 5,    /* `usage` entry (pi 1.x, e.g. cache_warm) */
         ROW_KIND_TURN = 6,           /* assistant turn without usage (PicoClaw) */
+        ROW_KIND_RESPONSE = 7,       /* one API response (Codex token_usage_record / token_count) */
 };
 
 enum cost_source {
@@ -39,6 +40,8 @@ enum cost_source {
 #define ROW_PROJECT_MAX  512
 #define ROW_PROVIDER_MAX 64
 #define ROW_MODEL_MAX    128
+#define ROW_TIER_MAX     16
+#define ROW_PRICE_SRC_MAX 24
 #define ROW_CALLS_MAX    64
 #define CALL_NAME_MAX    96
 #define CALL_ID_MAX      80
@@ -54,7 +57,13 @@ struct usage_row {
         uint8_t kind;        /* enum row_kind */
         uint8_t cost_source; /* enum cost_source */
         int64_t time_ms;     /* UTC epoch milliseconds */
+        /* Disjoint billable classes: input (uncached), output, cache_read,
+         * cache_write. cache_write_1h is the part of cache_write written with
+         * the 1-hour TTL (5-minute writes = cache_write - cache_write_1h);
+         * reasoning is a subset of output; total is their sum as the harness
+         * counts it. */
         uint64_t input, output, cache_read, cache_write, reasoning, total;
+        uint64_t cache_write_1h;
         int64_t cost_nano; /* nano-USD (1e-9): harnesses write per-call costs with more
                             * than six decimals, and rounding each row to micro-USD
                             * drifts the sums; meaningful only when cost_source != COST_NONE */
@@ -65,6 +74,11 @@ struct usage_row {
         char provider[ROW_PROVIDER_MAX];
         char model[ROW_MODEL_MAX];
         char model_alias[ROW_MODEL_MAX]; /* harness alias when it differs (PicoClaw) */
+        char tier[ROW_TIER_MAX];         /* service tier / speed that changes the price:
+                                          * "" (standard), "priority", "flex", "batch",
+                                          * "fast"; lower case */
+        char price_source[ROW_PRICE_SRC_MAX]; /* with COST_COMPUTED: "table-YYYY-MM-DD" or
+                                               * "override"; "" otherwise */
         uint32_t n_calls;                /* tool calls in this record (cost-share divisor) */
         struct tool_call calls[ROW_CALLS_MAX];
 };
