@@ -340,6 +340,41 @@ int ingest_queue_path(struct ingest *in, const char *path)
         return 0;
 }
 
+/* The root path lies under (the first one, as for classify), or NULL. */
+static const struct root *root_of(const struct ingest *in, const char *path)
+{
+        for (size_t i = 0; i < in->roots.n; i++) {
+                const char *rp = in->roots.v[i].path;
+                size_t n = strlen(rp);
+                if (strncmp(rp, path, n) == 0 && (path[n] == '/' || (n == 1 && rp[0] == '/')))
+                        return &in->roots.v[i];
+        }
+        return NULL;
+}
+
+int ingest_path_changed(struct ingest *in, const char *path, bool content_changed)
+{
+        const struct root *root;
+        char other[PATH_MAX];
+
+        if (ingest_queue_path(in, path) == 0)
+                return 1;
+        root = root_of(in, path);
+        if (root && root->adapter->source_of) {
+                switch (root->adapter->source_of(path, content_changed, other, sizeof(other))) {
+                case SOURCE_NONE:
+                        return 0;
+                case SOURCE_OTHER:
+                        if (ingest_queue_path(in, other) == 0)
+                                return 1;
+                        return ingest_notice_path(in, other, false);
+                case SOURCE_SELF:
+                        break;
+                }
+        }
+        return ingest_notice_path(in, path, false);
+}
+
 bool ingest_pending(const struct ingest *in)
 {
         return in->qhead != NULL;

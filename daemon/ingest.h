@@ -64,6 +64,11 @@ int ingest_queue_path(struct ingest *in, const char *path);
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
  * used (1: call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
+/* A file changed (content_changed: written, created or moved in; else an
+ * attribute change or a close): queues the source it belongs to, which the
+ * root's adapter decides (adapter->source_of), noticing it first when it
+ * is new. 1 when a source was queued, 0 when the path is nobody's. */
+int ingest_path_changed(struct ingest *in, const char *path, bool content_changed);
 bool ingest_pending(const struct ingest *in);
 
 /* A source that failed is not read again for a while; when an event or a

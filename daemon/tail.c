@@ -40,6 +40,9 @@ struct reader {
         bool dirty;             /* something to commit even without rows */
 };
 
+
+_Static_assert(PS_ENCODED_MAX <= CHECKPOINT_STATE_MAX, "an encoded parse_state fits a checkpoint");
+
 static int64_t now_ms(void)
 {
         struct timespec ts;
