@@ -368,6 +368,11 @@ static int cp_encode(const struct checkpoint *cp, const char *path, uint8_t *buf
         bw_u32(&w, cp->state_len);
         bw_bytes(&w, cp->state, cp->state_len);
         bw_str(&w, path, PATH_MAX);
+        /* appended after the path, so checkpoints written before decode */
+        bw_u8(&w, cp->consumed_known);
+        bw_u64(&w, cp->sum_len);
+        bw_u64(&w, cp->sum_hash);
+        bw_u64(&w, cp->tail_hash);
         if (w.overflow)
                 return -ENOBUFS;
         *ret_len = w.len;
@@ -407,6 +412,12 @@ static int cp_decode(const MDB_val *v, struct checkpoint *cp, char path[PATH_MAX
         if (st)
                 memcpy(cp->state, st, cp->state_len);
         br_str(&r, path, PATH_MAX);
+        if (!r.bad && r.pos < r.len) {
+                cp->consumed_known = br_u8(&r);
+                cp->sum_len = br_u64(&r);
+                cp->sum_hash = br_u64(&r);
+                cp->tail_hash = br_u64(&r);
+        }
         return r.bad || r.pos != r.len ? -EBADMSG : 0;
 }
 

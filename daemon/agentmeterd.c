@@ -281,12 +281,15 @@ static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcom
 
 /* ---- control commands ------------------------------------------------------ */
 
+/* Discovery again (new agents, profiles, changed configs), watches
+ * re-armed, and every source read with all its consumed bytes checked. */
 static void rescan(void *u)
 {
         struct daemon *d = u;
         (void)ingest_discover(d->ingest);
         rearm_roots(d);
         (void)ingest_reconcile(d->ingest);
+        ingest_verify_all(d->ingest);
         schedule_drain(d);
 }
 

@@ -331,6 +331,15 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
         return relevant;
 }
 
+void ingest_verify_all(struct ingest *in)
+{
+        size_t iter;
+        for (struct source_rec *s = ingest_sources_first(in, &iter); s; s = ingest_sources_next(in, &iter)) {
+                s->verify = true;
+                enqueue(in, s);
+        }
+}
+
 int ingest_queue_path(struct ingest *in, const char *path)
 {
         struct source_rec *s = lookup(in, path);
@@ -413,6 +422,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         int r;
 
         t.limits.budget_bytes = budget;
+        t.verify_all = s->verify;
         s->retry_wanted = false;
         if (stat(s->path, &ctx.st) < 0) {
                 note_error(in, s, -errno);
@@ -427,6 +437,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         if (s->last_error)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
         s->last_error = 0;
+        s->verify = false;
         s->size = out.size;
         s->offset = out.offset;
         if (out.renamed)
