@@ -46,7 +46,7 @@ FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time
 FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all fuzz deps check check-unit check-asan check-systemd run bench install uninstall clean lint-man
+.PHONY: all fuzz torture deps check check-unit check-asan check-systemd run bench install uninstall clean lint-man
 
 all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY)
 
@@ -99,6 +99,11 @@ fuzz: deps
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link" \
 	    $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz-%)
 	tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# make torture: the crash torture of make check, 1,000 rounds instead of 20.
+torture: deps all
+	AM_TORTURE_ROUNDS=$${AM_TORTURE_ROUNDS:-1000} AM_SRCDIR=$(CURDIR) \
+	    AM_BUILD=$(abspath $(BUILD)) bash tests/system/torture.t
 
 # Debian packages the build and the tests need; silent and idempotent.
 deps:
