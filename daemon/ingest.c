@@ -242,6 +242,7 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         struct source_rec *s = lookup(in, path);
         if (s) {
                 s->seen = true;
+                s->gone = false;
                 *ret = s;
                 return 0;
         }
@@ -425,7 +426,12 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         t.verify_all = s->verify;
         s->retry_wanted = false;
         if (stat(s->path, &ctx.st) < 0) {
-                note_error(in, s, -errno);
+                int e = -errno;
+                note_error(in, s, e);
+                /* gone, and the latest scan did not find it either: drop it
+                 * from the table (its rows and checkpoint stay in the ledger) */
+                if (e == -ENOENT && !s->seen)
+                        s->gone = true;
                 return 0;
         }
         r = s->kind == CLASS_DB ? tail_db(&t, &ctx, &out) : tail_file(&t, &ctx, &out);
@@ -468,6 +474,27 @@ static void prefetch(const struct source_rec *next)
         close(fd);
 }
 
+/* Frees the records of sources that are gone (see read_one), so the table
+ * shrinks with file churn. Only when nothing is queued: no queue link can
+ * point at a freed record. */
+static void sweep_gone(struct ingest *in)
+{
+        for (size_t b = 0; b < in->nbuckets; b++) {
+                struct source_rec **pp = &in->buckets[b];
+                while (*pp) {
+                        struct source_rec *s = *pp;
+                        if (s->gone && !s->queued) {
+                                *pp = s->hnext;
+                                in->n--;
+                                free(s->path);
+                                free(s);
+                                continue;
+                        }
+                        pp = &s->hnext;
+                }
+        }
+}
+
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
         uint64_t start = in->counters.bytes_read;
@@ -505,6 +532,8 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
          * reconcile or event after their backoff) */
         for (struct source_rec *s = deferred; s; s = s->qnext)
                 s->queued = false;
+        if (!in->qhead)
+                sweep_gone(in);
         return in->qhead ? 1 : 0;
 }
 

@@ -18,6 +18,7 @@ struct source_rec {
         bool queued;
         bool seen;              /* found by the latest scan */
         bool not_source;
+        bool gone;              /* deleted: dropped from the table at the next sweep */
         int last_error;         /* negative errno of the last attempt, 0 if fine */
         int64_t retry_at_ms;    /* don't try again before (errors) */
         bool retry_wanted;      /* queued during that backoff: read it when it ends */
