@@ -7,6 +7,7 @@
 
 #include "adapt-util.h"
 #include "adapter.h"
+#include "claude-acct.h"
 #include "claude-lines.h"
 #include "registry.h"
 
@@ -156,4 +157,5 @@ const struct adapter adapter_claude = {
         .source_of = NULL,
         .parse_line = claude_parse_line,
         .collect_db = NULL,
+        .unmetered = cl_acct_unmetered,
 };

@@ -58,6 +58,12 @@ check "fixtures: the non-transcript recognised" grep -q "($(jq .all.not_source "
 is "$("$C" report daily --json 2>/dev/null | jq .totals.tool_calls)" "$(jq .all.calls "$E")" "fixtures: tool calls"
 out=$(CLAUDE_CONFIG_DIR=$FIX/claude/config once)
 check "fixtures: a second run adds no rows" grep -q ' 0 rows added' <<<"$out"
+CLAUDE_CONFIG_DIR=$FIX/claude/config start_daemon; ok $? "daemon on the fixtures"
+is "$("$C" status --json | jq -c '.harnesses[] | select(.id=="claude") | .unmetered')" \
+	"$(jq -c '{runs: .all.unmetered_runs, tokens: .all.unmetered_tokens, sessions: ["11111111-1111-4111-8111-111111111111"]}' "$E")" \
+	"status: the call seen only in the cost totals, with its session"
+check "status (text) says so" sh -c "\"$C\" status | grep -q 'unmetered  1 cost-state differences (12 tokens)'"
+stop_daemon
 
 # ---- live, under ~/.claude (the default), created after the daemon starts ----
 fresh

@@ -824,7 +824,7 @@ static void test_misc_api(void)
         size_t nv = 0;
         for (; registry_env_vars[nv]; nv++)
                 ;
-        is_int(nv, 11, "11 discovery variables");
+        is_int(nv, 12, "12 discovery variables");
         bool sync = true;
         for (size_t i = 0; i <= nv; i++)
                 if (i == nv ? registry_env_table[i].name != NULL
@@ -838,7 +838,8 @@ static void test_misc_api(void)
         static const char *want[] = { "HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR",
                                       "OPENCLAW_STATE_DIR", "OPENCLAW_HOME", "OPENCLAW_PROFILE",
                                       "OPENCLAW_CONFIG_PATH", "OPENCLAW_AGENT_DIR", "PICOCLAW_HOME",
-                                      "PICOCLAW_CONFIG", "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE" };
+                                      "PICOCLAW_CONFIG", "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE",
+                                      "CLAUDE_CONFIG_DIR" };
         bool all = true;
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
                 all = all && registry_env_known(want[i]);
