@@ -504,12 +504,28 @@ static bool may_matter(const char *p, size_t n)
         return false;
 }
 
+/* Where the next line-like object starts after a torn one: Claude Code
+ * lines begin with {"parentUuid": or {"type": (NULL: none). */
+static const char *resync(const char *p, const char *end)
+{
+        static const char *const starts[] = { "{\"parentUuid\":", "{\"type\":" };
+        const char *best = NULL;
+
+        for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+                const char *q = end - p > 0 ? memmem(p, (size_t)(end - p), starts[i], strlen(starts[i])) : NULL;
+                if (q && (!best || q < best))
+                        best = q;
+        }
+        return best;
+}
+
 int claude_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
                       size_t len, struct row_batch *out)
 {
         struct line_f e;
         struct jscan s;
-        bool good;
+        bool malformed = false;
+        int r;
 
         if (ps->flags & PS_NOT_SOURCE)
                 return PARSE_NOT_SOURCE;
@@ -519,23 +535,36 @@ int claude_parse_line(const struct source_ctx *ctx, struct parse_state *ps, cons
         if ((ps->flags & PS_HEADER_SEEN) && !may_matter(line, len))
                 return line[0] == '{' && line[len - 1] == '}' ? PARSE_OK : PARSE_MALFORMED;
 
-        memset(&e, 0, offsetof(struct line_f, msg));
-        memset(&e.msg, 0, offsetof(struct msg_f, calls));
-        e.cs.present = false;
-        e.cs.bad = false;
-        e.cs.n = 0;
+        /* one object per line; a torn line with the next one glued to it
+         * (a crash mid-write, then an append) keeps the objects after it */
         s = (struct jscan){ line, line + len };
-        good = jscan_at(&s, '{') && jscan_object(&s, line_key, &e, 0);
-        if (good) {
-                jscan_ws(&s);
-                good = s.p == s.end;
-        }
-        if (!good) {
-                if (!(ps->flags & PS_HEADER_SEEN)) {
-                        ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;
-                        return PARSE_NOT_SOURCE;
+        while (s.p < s.end) {
+                const char *start = s.p;
+                bool good;
+
+                memset(&e, 0, offsetof(struct line_f, msg));
+                memset(&e.msg, 0, offsetof(struct msg_f, calls));
+                e.cs.present = false;
+                e.cs.bad = false;
+                e.cs.n = 0;
+                good = jscan_at(&s, '{') && jscan_object(&s, line_key, &e, 0);
+                if (!good) {
+                        if (!(ps->flags & PS_HEADER_SEEN)) {
+                                ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;
+                                return PARSE_NOT_SOURCE;
+                        }
+                        malformed = true;
+                        s.p = resync(start + 1, s.end);
+                        if (!s.p)
+                                break;
+                        continue;
                 }
-                return PARSE_MALFORMED;
+                r = apply_line(ctx, ps, &e, out);
+                if (r < 0 || r == PARSE_NOT_SOURCE)
+                        return r;
+                if (r == PARSE_MALFORMED)
+                        malformed = true;
+                jscan_ws(&s);
         }
-        return apply_line(ctx, ps, &e, out);
+        return malformed ? PARSE_MALFORMED : PARSE_OK;
 }

@@ -30,8 +30,12 @@
  * accounting of claude-acct.h (which may append a COMPACTION row); every
  * other line type is no call.
  *
- * Returns PARSE_OK, PARSE_MALFORMED (not one JSON object, or a token count
- * over CLAUDE_TOKENS_MAX: no row), PARSE_NOT_SOURCE (the first non-blank
+ * A torn object with the next line glued to it (a crash mid-write, then an
+ * append) is skipped to the next {"parentUuid": or {"type": and the rest
+ * still counts.
+ *
+ * Returns PARSE_OK, PARSE_MALFORMED (some of the line is not a JSON object,
+ * or a token count is over CLAUDE_TOKENS_MAX: no row for that object), PARSE_NOT_SOURCE (the first non-blank
  * line is not an object with a string "type"; every later call returns it
  * at once), or -ENOMEM. ctx may be NULL (source_hash 0, session fallback
  * none). Keeps no state outside ps. */

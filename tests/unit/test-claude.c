@@ -243,6 +243,12 @@ static void test_lines(void)
 
         /* bad input */
         is_int(feed(&ps, "{\"type\":\"assistant\",\"message\":{\"usage\":", &b), PARSE_MALFORMED, "a torn line is malformed");
+        row_batch_clear(&b);
+        is_int(feed(&ps, "{\"type\":\"assistant\",\"message\":{\"id\":\"torn\",\"usage\":{\"inp"
+                         ASST("", ",\"id\":\"glued\"", U(2, 3)), &b),
+               PARSE_MALFORMED, "a torn object with the next line glued on: malformed");
+        ok(b.n == 1 && b.rows[0].output == 3, "but the glued line still counts");
+        row_batch_clear(&b);
         is_int(feed(&ps, ASST("", ",\"id\":\"big\"", "\"input_tokens\":1000000000001"), &b), PARSE_MALFORMED,
                "a token count over the bound is malformed");
         is_int(feed(&ps, ASST("", ",\"id\":\"neg\"", "\"input_tokens\":-5,\"output_tokens\":2"), &b), PARSE_OK,
