@@ -439,7 +439,7 @@ static void test_acct(void)
         /* too many models for the private area */
         struct cl_acct m = { 0 };
         for (int i = 0; i < CL_ACCT_MODELS + 1; i++) {
-                char name[16];
+                char name[32];
                 snprintf(name, sizeof(name), "model-%d", i);
                 row_set_str(row.model, sizeof(row.model), name, strlen(name));
                 row.input = 1000000000ull + (uint64_t)i;
