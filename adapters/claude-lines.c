@@ -6,276 +6,18 @@
 #include <string.h>
 
 #include "claude-acct.h"
+#include "claude-fields.h"
 #include "claude-lines.h"
 #include "jscan.h"
 #include "lines.h"
 
 _Static_assert(ROW_PROJECT_MAX <= JSCAN_SET_MAX, "row fields fit jscan_span_set");
 
-/* ---- what a line holds ------------------------------------------------------- */
-
-struct usage_f {
-        bool present;
-        struct jscan_num input, output, cache_read, cache_write, cw_5m, cw_1h, thinking;
-        struct jscan_span service_tier, speed;
-};
-
-struct call_f {
-        struct jscan_span id, name;
-};
-
-struct msg_f {
-        bool present;
-        struct jscan_span id, model;
-        struct usage_f usage;
-        uint32_t n_calls; /* tool_use blocks (stored: at most ROW_CALLS_MAX) */
-        struct call_f calls[ROW_CALLS_MAX];
-};
-
-struct line_f {
-        struct jscan_span type, subtype, session_id, request_session_id, cwd, request_id, uuid,
-                agent_id;
-        struct jscan_time ts;
-        bool is_sidechain, is_api_error;
-        struct msg_f msg;
-        struct cl_cost_state cs; /* cost-state modelUsage */
-};
-
-/* true/false/null and anything else: *ret is whether it is the literal true */
-static bool read_bool(struct jscan *s, bool *ret, int depth)
-{
-        *ret = s->end - s->p >= 4 && memcmp(s->p, "true", 4) == 0;
-        return jscan_skip(s, depth);
-}
-
-static bool cache_creation_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct usage_f *f = u;
-
-        if (JSCAN_KEY_IS(k, "ephemeral_5m_input_tokens"))
-                return jscan_read_num(s, &f->cw_5m, depth);
-        if (JSCAN_KEY_IS(k, "ephemeral_1h_input_tokens"))
-                return jscan_read_num(s, &f->cw_1h, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool details_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct usage_f *f = u;
-
-        if (JSCAN_KEY_IS(k, "thinking_tokens"))
-                return jscan_read_num(s, &f->thinking, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool usage_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct usage_f *f = u;
-
-        if (JSCAN_KEY_IS(k, "input_tokens"))
-                return jscan_read_num(s, &f->input, depth);
-        if (JSCAN_KEY_IS(k, "output_tokens"))
-                return jscan_read_num(s, &f->output, depth);
-        if (JSCAN_KEY_IS(k, "cache_read_input_tokens"))
-                return jscan_read_num(s, &f->cache_read, depth);
-        if (JSCAN_KEY_IS(k, "cache_creation_input_tokens"))
-                return jscan_read_num(s, &f->cache_write, depth);
-        if (JSCAN_KEY_IS(k, "service_tier"))
-                return jscan_read_str(s, &f->service_tier, depth);
-        if (JSCAN_KEY_IS(k, "speed"))
-                return jscan_read_str(s, &f->speed, depth);
-        if (JSCAN_KEY_IS(k, "cache_creation") && jscan_at(s, '{'))
-                return jscan_object(s, cache_creation_key, f, depth + 1);
-        if (JSCAN_KEY_IS(k, "output_tokens_details") && jscan_at(s, '{'))
-                return jscan_object(s, details_key, f, depth + 1);
-        return jscan_skip(s, depth);
-}
-
-struct block_f {
-        struct jscan_span type;
-        struct call_f c;
-};
-
-static bool block_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct block_f *b = u;
-
-        if (JSCAN_KEY_IS(k, "type"))
-                return jscan_read_str(s, &b->type, depth);
-        if (JSCAN_KEY_IS(k, "id"))
-                return jscan_read_str(s, &b->c.id, depth);
-        if (JSCAN_KEY_IS(k, "name"))
-                return jscan_read_str(s, &b->c.name, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool content_elem(struct jscan *s, void *u, int depth)
-{
-        struct msg_f *m = u;
-        struct block_f b = { 0 };
-
-        if (!jscan_at(s, '{'))
-                return jscan_skip(s, depth);
-        if (!jscan_object(s, block_key, &b, depth + 1))
-                return false;
-        if (jscan_span_eq(&b.type, "tool_use")) {
-                if (m->n_calls < ROW_CALLS_MAX)
-                        m->calls[m->n_calls] = b.c;
-                m->n_calls++;
-        }
-        return true;
-}
-
-static bool msg_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct msg_f *m = u;
-
-        if (JSCAN_KEY_IS(k, "id"))
-                return jscan_read_str(s, &m->id, depth);
-        if (JSCAN_KEY_IS(k, "model"))
-                return jscan_read_str(s, &m->model, depth);
-        if (JSCAN_KEY_IS(k, "usage")) {
-                m->usage = (struct usage_f){ 0 };
-                m->usage.present = jscan_at(s, '{');
-                if (m->usage.present)
-                        return jscan_object(s, usage_key, &m->usage, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        if (JSCAN_KEY_IS(k, "content")) {
-                m->n_calls = 0;
-                if (jscan_at(s, '['))
-                        return jscan_array(s, content_elem, m, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        return jscan_skip(s, depth);
-}
-
-/* ---- cost-state ------------------------------------------------------------------ */
-
-struct cs_model_ctx {
-        struct cl_cs_model *m;
-        struct jscan_num input, output, cache_read, cache_write, cw_5m, cw_1h;
-};
-
-static bool cs_usage_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct cs_model_ctx *c = u;
-
-        if (JSCAN_KEY_IS(k, "inputTokens"))
-                return jscan_read_num(s, &c->input, depth);
-        if (JSCAN_KEY_IS(k, "outputTokens"))
-                return jscan_read_num(s, &c->output, depth);
-        if (JSCAN_KEY_IS(k, "cacheReadInputTokens"))
-                return jscan_read_num(s, &c->cache_read, depth);
-        if (JSCAN_KEY_IS(k, "cacheCreationInputTokens"))
-                return jscan_read_num(s, &c->cache_write, depth);
-        if (JSCAN_KEY_IS(k, "cacheCreationEphemeral5mInputTokens"))
-                return jscan_read_num(s, &c->cw_5m, depth);
-        if (JSCAN_KEY_IS(k, "cacheCreationEphemeral1hInputTokens"))
-                return jscan_read_num(s, &c->cw_1h, depth);
-        return jscan_skip(s, depth);
-}
-
-/* A token count: 0 when absent or negative; false when over the bound. */
-static bool tokens(const struct jscan_num *n, uint64_t *ret)
-{
-        int64_t v;
-
-        *ret = 0;
-        if (!jscan_num_i64(n, &v) || v <= 0)
-                return true;
-        if ((uint64_t)v > CLAUDE_TOKENS_MAX)
-                return false;
-        *ret = (uint64_t)v;
-        return true;
-}
-
-/* cache writes: the total, else the 5m + 1h parts; 1h never above it */
-static bool cache_writes(const struct jscan_num *total, const struct jscan_num *p5m,
-                         const struct jscan_num *p1h, uint64_t *ret_cw, uint64_t *ret_1h)
-{
-        uint64_t cw, a, b;
-
-        if (!tokens(total, &cw) || !tokens(p5m, &a) || !tokens(p1h, &b))
-                return false;
-        if (!total->present)
-                cw = a + b;
-        *ret_cw = cw;
-        *ret_1h = b < cw ? b : cw;
-        return true;
-}
-
-static bool cs_model_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct cl_cost_state *cs = u;
-        struct cs_model_ctx c = { 0 };
-        struct cl_cs_model m = { 0 };
-
-        if (!jscan_at(s, '{'))
-                return jscan_skip(s, depth);
-        c.m = &m;
-        if (!jscan_object(s, cs_usage_key, &c, depth + 1))
-                return false;
-        jscan_span_set(m.model, sizeof(m.model), k);
-        if (!tokens(&c.input, &m.t.input) || !tokens(&c.output, &m.t.output) ||
-            !tokens(&c.cache_read, &m.t.cache_read) ||
-            !cache_writes(&c.cache_write, &c.cw_5m, &c.cw_1h, &m.t.cache_write, &m.t.cache_write_1h))
-                cs->bad = true;
-        if (cs->n < CL_CS_MODELS)
-                cs->v[cs->n++] = m;
-        else
-                cs->bad = true;
-        return true;
-}
-
-static bool line_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct line_f *e = u;
-
-        if (JSCAN_KEY_IS(k, "type"))
-                return jscan_read_str(s, &e->type, depth);
-        if (JSCAN_KEY_IS(k, "subtype"))
-                return jscan_read_str(s, &e->subtype, depth);
-        if (JSCAN_KEY_IS(k, "sessionId"))
-                return jscan_read_str(s, &e->session_id, depth);
-        if (JSCAN_KEY_IS(k, "requestSessionId"))
-                return jscan_read_str(s, &e->request_session_id, depth);
-        if (JSCAN_KEY_IS(k, "cwd"))
-                return jscan_read_str(s, &e->cwd, depth);
-        if (JSCAN_KEY_IS(k, "requestId"))
-                return jscan_read_str(s, &e->request_id, depth);
-        if (JSCAN_KEY_IS(k, "uuid"))
-                return jscan_read_str(s, &e->uuid, depth);
-        if (JSCAN_KEY_IS(k, "agentId"))
-                return jscan_read_str(s, &e->agent_id, depth);
-        if (JSCAN_KEY_IS(k, "timestamp"))
-                return jscan_read_time(s, &e->ts, depth);
-        if (JSCAN_KEY_IS(k, "isSidechain"))
-                return read_bool(s, &e->is_sidechain, depth);
-        if (JSCAN_KEY_IS(k, "isApiErrorMessage"))
-                return read_bool(s, &e->is_api_error, depth);
-        if (JSCAN_KEY_IS(k, "message")) {
-                memset(&e->msg, 0, offsetof(struct msg_f, calls));
-                e->msg.present = jscan_at(s, '{');
-                if (e->msg.present)
-                        return jscan_object(s, msg_key, &e->msg, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        if (JSCAN_KEY_IS(k, "modelUsage")) {
-                e->cs.n = 0;
-                e->cs.present = jscan_at(s, '{');
-                if (e->cs.present)
-                        return jscan_object(s, cs_model_key, &e->cs, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        return jscan_skip(s, depth);
-}
-
 /* ---- rows ------------------------------------------------------------------------ */
 
 /* The price-relevant tier: "fast" (usage.speed) beats a service tier;
  * "standard" and unknown values are "". */
-static void set_tier(char *dst, size_t cap, const struct usage_f *u)
+static void set_tier(char *dst, size_t cap, const struct cl_usage_f *u)
 {
         static const char *const known[] = { "priority", "flex", "batch", NULL };
 
@@ -296,7 +38,7 @@ static bool span_has(const struct jscan_span *sp)
         return sp->p && sp->n > 0;
 }
 
-static void add_calls(struct usage_row *row, const struct msg_f *m)
+static void add_calls(struct usage_row *row, const struct cl_msg_f *m)
 {
         uint32_t n = m->n_calls < ROW_CALLS_MAX ? m->n_calls : ROW_CALLS_MAX;
 
@@ -308,7 +50,7 @@ static void add_calls(struct usage_row *row, const struct msg_f *m)
 }
 
 /* Whether a response spawned a sub-agent (its calls are in another file). */
-static bool spawns_agent(const struct msg_f *m)
+static bool spawns_agent(const struct cl_msg_f *m)
 {
         uint32_t n = m->n_calls < ROW_CALLS_MAX ? m->n_calls : ROW_CALLS_MAX;
 
@@ -318,7 +60,7 @@ static bool spawns_agent(const struct msg_f *m)
         return false;
 }
 
-static void row_key_of(const struct line_f *e, const struct usage_row *row, struct row_key *ret)
+static void row_key_of(const struct cl_line_f *e, const struct usage_row *row, struct row_key *ret)
 {
         struct keyhash h;
         char buf[256];
@@ -348,9 +90,9 @@ static int64_t fallback_time(const struct parse_state *ps)
 }
 
 static int assistant_row(const struct source_ctx *ctx, struct parse_state *ps,
-                         const struct line_f *e, struct cl_acct *acct, struct row_batch *out)
+                         const struct cl_line_f *e, struct cl_acct *acct, struct row_batch *out)
 {
-        const struct usage_f *u = &e->msg.usage;
+        const struct cl_usage_f *u = &e->msg.usage;
         struct usage_row *row;
         uint64_t in, o, cr, cw, cw1h, think;
         bool copy;
@@ -359,8 +101,8 @@ static int assistant_row(const struct source_ctx *ctx, struct parse_state *ps,
         if (!e->msg.present || !u->present || e->is_api_error ||
             jscan_span_eq(&e->msg.model, "<synthetic>"))
                 return PARSE_OK;
-        if (!tokens(&u->input, &in) || !tokens(&u->output, &o) || !tokens(&u->cache_read, &cr) ||
-            !tokens(&u->thinking, &think) || !cache_writes(&u->cache_write, &u->cw_5m, &u->cw_1h, &cw, &cw1h))
+        if (!cl_tokens(&u->input, &in) || !cl_tokens(&u->output, &o) || !cl_tokens(&u->cache_read, &cr) ||
+            !cl_tokens(&u->thinking, &think) || !cl_cache_writes(&u->cache_write, &u->cw_5m, &u->cw_1h, &cw, &cw1h))
                 return PARSE_MALFORMED;
         r = row_batch_push(out, &row);
         if (r < 0)
@@ -402,7 +144,7 @@ static int assistant_row(const struct source_ctx *ctx, struct parse_state *ps,
 
 /* The compaction the cost-state difference shows, if it is exact. */
 static int cost_state_row(const struct source_ctx *ctx, struct parse_state *ps,
-                          const struct line_f *e, struct cl_acct *acct, struct row_batch *out)
+                          const struct cl_line_f *e, struct cl_acct *acct, struct row_batch *out)
 {
         struct cl_compaction c;
         struct usage_row *row;
@@ -438,7 +180,7 @@ static int cost_state_row(const struct source_ctx *ctx, struct parse_state *ps,
         return e->cs.bad ? PARSE_MALFORMED : PARSE_OK;
 }
 
-static int apply_line(const struct source_ctx *ctx, struct parse_state *ps, const struct line_f *e,
+static int apply_line(const struct source_ctx *ctx, struct parse_state *ps, const struct cl_line_f *e,
                       struct row_batch *out)
 {
         struct cl_acct acct;
@@ -522,7 +264,7 @@ static const char *resync(const char *p, const char *end)
 int claude_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
                       size_t len, struct row_batch *out)
 {
-        struct line_f e;
+        struct cl_line_f e;
         struct jscan s;
         bool malformed = false;
         int r;
@@ -542,12 +284,7 @@ int claude_parse_line(const struct source_ctx *ctx, struct parse_state *ps, cons
                 const char *start = s.p;
                 bool good;
 
-                memset(&e, 0, offsetof(struct line_f, msg));
-                memset(&e.msg, 0, offsetof(struct msg_f, calls));
-                e.cs.present = false;
-                e.cs.bad = false;
-                e.cs.n = 0;
-                good = jscan_at(&s, '{') && jscan_object(&s, line_key, &e, 0);
+                good = cl_line_scan(&s, &e);
                 if (!good) {
                         if (!(ps->flags & PS_HEADER_SEEN)) {
                                 ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;
