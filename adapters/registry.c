@@ -10,7 +10,8 @@
 #define REGISTRY_ADAPTERS(X) \
         X(pi)                \
         X(openclaw)          \
-        X(picoclaw)
+        X(picoclaw)          \
+        X(claude)
 
 #define DECLARE_ADAPTER(name) extern const struct adapter adapter_##name;
 #define LIST_ADAPTER(name) &adapter_##name,

@@ -64,6 +64,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
                 m->output = MAX(m->output, in->output);
                 m->cache_read = MAX(m->cache_read, in->cache_read);
                 m->cache_write = MAX(m->cache_write, in->cache_write);
+                m->cache_write_1h = MAX(m->cache_write_1h, in->cache_write_1h);
                 m->reasoning = MAX(m->reasoning, in->reasoning);
                 m->total = MAX(m->total, in->total);
                 m->flags |= ROW_F_TOKENS_KNOWN;
@@ -89,6 +90,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
         fill_empty(m->provider, in->provider, sizeof(m->provider));
         fill_empty(m->model, in->model, sizeof(m->model));
         fill_empty(m->model_alias, in->model_alias, sizeof(m->model_alias));
+        fill_empty(m->tier, in->tier, sizeof(m->tier));
 }
 
 static int put_row(struct ledger *l, MDB_txn *txn, const struct usage_row *r, unsigned flags)

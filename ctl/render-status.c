@@ -75,6 +75,31 @@ static void root_reason(FILE *f, struct json_object *root)
                 fprintf(f, ", %s", detail);
 }
 
+/* Text from a harness's files, made safe for a terminal: control bytes as '?'. */
+static void put_clean(FILE *f, const char *s)
+{
+        for (; s && *s; s++)
+                fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static void unmetered(FILE *f, struct json_object *u)
+{
+        struct json_object *sessions = jfield(u, "sessions");
+        char a[FMT_MAX], b[FMT_MAX];
+        int64_t runs = jint_or(u, "runs", 0);
+
+        if (runs <= 0)
+                return;
+        fprintf(f, "  unmetered  %s cost-state differences (%s tokens) seen only in the harness's "
+                   "own cost totals, not in the reports; sessions:",
+                fmt_i64(runs, a), fmt_i64(jint_or(u, "tokens", 0), b));
+        for (size_t i = 0; sessions && i < json_object_array_length(sessions); i++) {
+                fputc(' ', f);
+                put_clean(f, json_object_get_string(json_object_array_get_idx(sessions, i)));
+        }
+        fputc('\n', f);
+}
+
 static void harness(FILE *f, struct json_object *h)
 {
         struct json_object *caps = jfield(h, "capabilities"), *roots = jfield(h, "roots");
@@ -103,6 +128,7 @@ static void harness(FILE *f, struct json_object *h)
                 fmt_i64(jint_or(h, "oversized", 0), e), fmt_i64(jint_or(h, "rows", 0), g),
                 fmt_i64(jint_or(h, "errors", 0), k));
         fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
+        unmetered(f, jfield(h, "unmetered"));
 }
 
 int render_status(FILE *f, struct json_object *st)

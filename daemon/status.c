@@ -85,6 +85,35 @@ static json_object *install_record(struct ledger *l)
         return o;
 }
 
+/* Spending a harness counted that no row could meter exactly (e.g. Claude
+ * Code calls seen only in its cost totals), from the sources' states. */
+struct unmetered {
+        uint64_t runs, tokens;
+        json_object *sessions; /* at most UNMETERED_SESSIONS_MAX, each once */
+};
+#define UNMETERED_SESSIONS_MAX 20
+
+static void unmetered_add(const struct adapter *a, const struct checkpoint *cp, struct unmetered *um)
+{
+        struct parse_state ps;
+        uint64_t runs = 0, tokens = 0;
+        size_t n;
+
+        if (parse_state_decode(cp->state, cp->state_len, &ps) < 0)
+                return;
+        a->unmetered(&ps, &runs, &tokens);
+        if (runs == 0)
+                return;
+        um->runs += runs;
+        um->tokens += tokens;
+        n = json_object_array_length(um->sessions);
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(json_object_get_string(json_object_array_get_idx(um->sessions, i)), ps.session) == 0)
+                        return;
+        if (n < UNMETERED_SESSIONS_MAX && ps.session[0])
+                json_object_array_add(um->sessions, json_object_new_string(ps.session));
+}
+
 static json_object *harness_json(const struct status_info *si, const struct adapter *a)
 {
         json_object *h = json_object_new_object(), *caps = json_object_new_object();
@@ -92,6 +121,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         const struct root_list *rl = ingest_roots(si->ingest);
         struct adapter_stats st;
         uint64_t bytes = 0, lines = 0, malformed = 0, oversized = 0, rows = 0;
+        struct unmetered um = { .sessions = json_object_new_array() };
         int64_t last = 0;
         size_t it;
 
@@ -125,6 +155,8 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 struct checkpoint cp;
                 if (s->adapter != a || ledger_get_checkpoint(ingest_ledger(si->ingest), s->path, &cp) < 0)
                         continue;
+                if (a->unmetered)
+                        unmetered_add(a, &cp, &um);
                 bytes += cp.bytes_read;
                 lines += cp.lines;
                 malformed += cp.malformed;
@@ -142,6 +174,15 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(h, "rows", json_object_new_int64((int64_t)rows));
         add(h, "errors", json_object_new_int64((int64_t)st.errors));
         add(h, "last_commit", time_or_null(last));
+        if (a->unmetered) {
+                json_object *uo = json_object_new_object();
+                add(uo, "runs", json_object_new_int64((int64_t)um.runs));
+                add(uo, "tokens", json_object_new_int64((int64_t)um.tokens));
+                add(uo, "sessions", um.sessions);
+                add(h, "unmetered", uo);
+        } else {
+                json_object_put(um.sessions);
+        }
         return h;
 }
 

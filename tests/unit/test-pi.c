@@ -848,7 +848,8 @@ static void test_misc_api(void)
         static const char *want[] = { "HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR",
                                       "OPENCLAW_STATE_DIR", "OPENCLAW_HOME", "OPENCLAW_PROFILE",
                                       "OPENCLAW_CONFIG_PATH", "OPENCLAW_AGENT_DIR", "PICOCLAW_HOME",
-                                      "PICOCLAW_CONFIG", "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE" };
+                                      "PICOCLAW_CONFIG", "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE",
+                                      "CLAUDE_CONFIG_DIR" };
         bool all = true;
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
                 all = all && registry_env_known(want[i]);

@@ -27,6 +27,7 @@
 extern const struct adapter adapter_pi;
 extern const struct adapter adapter_openclaw;
 extern const struct adapter adapter_picoclaw;
+extern const struct adapter adapter_claude;
 
 /* ---- paths --------------------------------------------------------------------- */
 
