@@ -211,7 +211,9 @@ int sources_build(struct ingest *in, struct json_object **ret)
                 json_object *so = json_object_new_object();
                 add(so, "path", json_object_new_string(s->path));
                 add(so, "harness", json_object_new_string(s->adapter->id));
-                add(so, "kind", json_object_new_string(s->kind == CLASS_DB ? "db" : "lines"));
+                add(so, "kind", json_object_new_string(s->kind == CLASS_DB          ? "db"
+                                                   : s->kind == CLASS_ZSTD_LINES ? "zstd-lines"
+                                                                                 : "lines"));
                 add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
                 add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
                 add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));
