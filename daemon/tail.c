@@ -192,6 +192,8 @@ static int commit(struct reader *rd)
                 .rows = rd->batch.rows,
                 .n_rows = rd->batch.n,
                 .ret_outcomes = rd->outcomes,
+                .limits = rd->batch.limits,
+                .limits_scope = rd->src->root_path,
         };
         r = ledger_commit(t->ledger, &b, &res);
         if (r < 0) {
