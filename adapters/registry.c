@@ -11,6 +11,7 @@ const struct adapter *const registry_adapters[] = {
         &adapter_pi,
         &adapter_openclaw,
         &adapter_picoclaw,
+        &adapter_codex,
         NULL,
 };
 
@@ -28,7 +29,8 @@ const struct adapter *const registry_adapters[] = {
         X("OPENCLAW_AGENT_DIR", "openclaw")                     \
         X("PICOCLAW_HOME", "picoclaw")                          \
         X("PICOCLAW_CONFIG", "picoclaw")                        \
-        X("PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", "picoclaw")
+        X("PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", "picoclaw")     \
+        X("CODEX_HOME", "codex")
 
 #define ENV_NAME(name, owner) name,
 #define ENV_ENTRY(name, owner) { name, owner },

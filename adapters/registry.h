@@ -7,6 +7,7 @@
 extern const struct adapter adapter_pi;
 extern const struct adapter adapter_openclaw;
 extern const struct adapter adapter_picoclaw;
+extern const struct adapter adapter_codex;
 
 /* NULL-terminated list of all adapters. */
 extern const struct adapter *const registry_adapters[];
