@@ -596,6 +596,11 @@ static int tail_lines(struct tail_ctx *t, const struct source_ctx *src, bool zst
         }
 
         r = read_lines(&rd, &budget);
+        if (r == -EBADMSG && zstd) {
+                /* a corrupt or cut stream: what decoded before it counts */
+                (void)commit(&rd);
+                goto finish;
+        }
         if (r < 0)
                 goto finish;
         {

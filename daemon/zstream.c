@@ -106,8 +106,11 @@ static int refill(struct zstream *z)
                 size_t ret = ZSTD_decompressStream(z->dctx, &ob, &ib);
                 if (ZSTD_isError(ret))
                         return -EBADMSG;
+                /* ret 0: a frame just ended; a call that took and gave
+                 * nothing (no input left) says nothing about frames */
+                if (ib.pos > z->in_pos || ob.pos > 0)
+                        z->mid_frame = ret != 0;
                 z->in_pos = ib.pos;
-                z->mid_frame = ret != 0;
                 if (ob.pos > 0) {
                         z->out_len = ob.pos;
                         if (z->out_base < ZSTREAM_HEAD_KEEP) {
