@@ -1,383 +1,17 @@
-/* Codex rollout lines: the fields below are read by the validating scanner
- * (common/jscan.h), the rest skipped. The carried state (ps->priv) has an
- * explicit byte layout of its own, so a checkpoint resumes mid-file. */
+/* Codex rollout lines: which record counts a call (token_usage_record, or
+ * the token_count rule), the keys that make copies collapse, the carried
+ * model, tier and tool calls, and the rate-limit snapshot. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codex_fields.h"
 #include "codex_lines.h"
-#include "jscan.h"
+#include "codex_state.h"
 #include "lines.h"
 #include "ratelimits.h"
 
-#define TOKENS_MAX      (1ull << 50) /* larger numbers in a file are clamped */
-#define PRIV_VERSION    1
-#define CALL_NAME_KEPT  24 /* a pending call's name as kept in priv */
-
-/* ---- the carried state ------------------------------------------------------ */
-
-struct tokens {
-        uint64_t input, cached, cache_write, output, reasoning, total;
-};
-
-#define CX_FORKLIKE 0x1u /* fork or sub-agent file: older token_counts are replay */
-#define CX_PENDING  0x2u /* pending_usage holds the last record's usage */
-#define CX_EMBEDDED 0x4u /* under an OpenClaw agent's codex-home: no usage rows */
-#define CX_SUBAGENT 0x8u
-
-struct cx_state {
-        uint8_t flags;
-        uint64_t scope;         /* hash of the key scope */
-        int64_t meta_ms;        /* session_meta time */
-        struct tokens prev;     /* last cumulative total seen */
-        uint64_t pending_usage; /* hash of the last record's usage */
-        char tier[ROW_TIER_MAX];
-        uint32_t n_calls;       /* tool calls since the last usage row */
-        char calls[ROW_CALLS_MAX][CALL_NAME_MAX];
-};
-
-struct wbuf {
-        uint8_t *p;
-        size_t n, cap;
-        bool full;
-};
-
-static void put_u8(struct wbuf *w, uint8_t v)
-{
-        if (w->n < w->cap)
-                w->p[w->n++] = v;
-        else
-                w->full = true;
-}
-
-static void put_var(struct wbuf *w, uint64_t v)
-{
-        do {
-                put_u8(w, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-                v >>= 7;
-        } while (v);
-}
-
-static void put_fix(struct wbuf *w, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                put_u8(w, (uint8_t)(v >> (8 * i)));
-}
-
-static void put_str(struct wbuf *w, const char *s, size_t max)
-{
-        size_t n = strlen(s);
-        if (n > max)
-                n = max;
-        put_u8(w, (uint8_t)n);
-        for (size_t i = 0; i < n; i++)
-                put_u8(w, (uint8_t)s[i]);
-}
-
-struct rbuf {
-        const uint8_t *p;
-        size_t n, pos;
-        bool bad;
-};
-
-static uint8_t get_u8(struct rbuf *r)
-{
-        if (r->pos >= r->n) {
-                r->bad = true;
-                return 0;
-        }
-        return r->p[r->pos++];
-}
-
-static uint64_t get_var(struct rbuf *r)
-{
-        uint64_t v = 0;
-        for (int sh = 0; sh < 64 && !r->bad; sh += 7) {
-                uint8_t b = get_u8(r);
-                v |= (uint64_t)(b & 0x7f) << sh;
-                if (!(b & 0x80))
-                        return v;
-        }
-        r->bad = true;
-        return 0;
-}
-
-static uint64_t get_fix(struct rbuf *r)
-{
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-                v |= (uint64_t)get_u8(r) << (8 * i);
-        return v;
-}
-
-static void get_str(struct rbuf *r, char *dst, size_t cap)
-{
-        size_t n = get_u8(r), k = 0;
-        for (size_t i = 0; i < n; i++) {
-                char c = (char)get_u8(r);
-                if (k + 1 < cap)
-                        dst[k++] = c;
-        }
-        dst[k] = 0;
-}
-
-static void tokens_put(struct wbuf *w, const struct tokens *t)
-{
-        put_var(w, t->input);
-        put_var(w, t->cached);
-        put_var(w, t->cache_write);
-        put_var(w, t->output);
-        put_var(w, t->reasoning);
-        put_var(w, t->total);
-}
-
-static void tokens_get(struct rbuf *r, struct tokens *t)
-{
-        t->input = get_var(r);
-        t->cached = get_var(r);
-        t->cache_write = get_var(r);
-        t->output = get_var(r);
-        t->reasoning = get_var(r);
-        t->total = get_var(r);
-}
-
-/* Layout v1: version, flags, scope (8 LE), meta_ms, prev (6 varints),
- * [pending_usage (8 LE)], tier, n_calls, then as many call names as fit
- * (the count stays exact; names that did not fit come back empty). */
-static void state_save(const struct cx_state *s, struct parse_state *ps)
-{
-        struct wbuf w = { ps->priv, 0, PS_PRIV_MAX, false };
-
-        put_u8(&w, PRIV_VERSION);
-        put_u8(&w, s->flags);
-        put_fix(&w, s->scope);
-        put_var(&w, (uint64_t)s->meta_ms);
-        tokens_put(&w, &s->prev);
-        if (s->flags & CX_PENDING)
-                put_fix(&w, s->pending_usage);
-        put_str(&w, s->tier, ROW_TIER_MAX - 1);
-        put_var(&w, s->n_calls);
-        for (uint32_t i = 0; i < s->n_calls && i < ROW_CALLS_MAX; i++) {
-                size_t before = w.n;
-                put_str(&w, s->calls[i], CALL_NAME_KEPT);
-                if (w.full) {
-                        w.n = before;
-                        break;
-                }
-        }
-        ps->priv_len = (uint32_t)w.n;
-}
-
-static void state_load(const struct parse_state *ps, struct cx_state *s)
-{
-        struct rbuf r = { ps->priv, ps->priv_len, 0, false };
-
-        memset(s, 0, offsetof(struct cx_state, calls));
-        if (ps->priv_len == 0 || get_u8(&r) != PRIV_VERSION)
-                return;
-        s->flags = get_u8(&r);
-        s->scope = get_fix(&r);
-        s->meta_ms = (int64_t)get_var(&r);
-        tokens_get(&r, &s->prev);
-        if (s->flags & CX_PENDING)
-                s->pending_usage = get_fix(&r);
-        get_str(&r, s->tier, sizeof(s->tier));
-        s->n_calls = (uint32_t)get_var(&r);
-        if (r.bad) {
-                memset(s, 0, offsetof(struct cx_state, calls));
-                return;
-        }
-        if (s->n_calls > ROW_CALLS_MAX)
-                s->n_calls = ROW_CALLS_MAX;
-        for (uint32_t i = 0; i < s->n_calls; i++) {
-                if (r.pos >= r.n) {
-                        s->calls[i][0] = 0;
-                        continue;
-                }
-                get_str(&r, s->calls[i], sizeof(s->calls[i]));
-        }
-}
-
-/* ---- what a line holds ------------------------------------------------------ */
-
-struct tok_f {
-        bool present;
-        struct jscan_num input, cached, cache_write, output, reasoning, total;
-};
-
-struct win_f {
-        bool present;
-        struct jscan_num used, window, resets;
-};
-
-struct rl_f {
-        bool present;
-        struct win_f primary, secondary;
-        struct jscan_span limit_id, plan;
-};
-
-struct payload_f {
-        struct jscan_span type, id, session_id, forked_from, parent, thread_source, cwd;
-        struct jscan_span model, tier, response_id, name;
-        struct jscan_time ts;
-        bool source_obj; /* source: {"subagent": ...} */
-        bool info_obj;   /* token_count info is an object (not null) */
-        struct tok_f total, last, usage, thread;
-        struct rl_f rl;
-};
-
-struct line_f {
-        struct jscan_span type;
-        struct jscan_time ts;
-        bool has_payload;
-        struct payload_f p;
-};
-
-static bool tok_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct tok_f *t = u;
-
-        if (JSCAN_KEY_IS(k, "input_tokens"))
-                return jscan_read_num(s, &t->input, depth);
-        if (JSCAN_KEY_IS(k, "cached_input_tokens"))
-                return jscan_read_num(s, &t->cached, depth);
-        if (JSCAN_KEY_IS(k, "cache_write_input_tokens"))
-                return jscan_read_num(s, &t->cache_write, depth);
-        if (JSCAN_KEY_IS(k, "output_tokens"))
-                return jscan_read_num(s, &t->output, depth);
-        if (JSCAN_KEY_IS(k, "reasoning_output_tokens"))
-                return jscan_read_num(s, &t->reasoning, depth);
-        if (JSCAN_KEY_IS(k, "total_tokens"))
-                return jscan_read_num(s, &t->total, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool read_tok(struct jscan *s, struct tok_f *t, int depth)
-{
-        *t = (struct tok_f){ 0 };
-        if (!jscan_at(s, '{'))
-                return jscan_skip(s, depth);
-        t->present = true;
-        return jscan_object(s, tok_key, t, depth + 1);
-}
-
-static bool info_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct payload_f *p = u;
-
-        if (JSCAN_KEY_IS(k, "total_token_usage"))
-                return read_tok(s, &p->total, depth);
-        if (JSCAN_KEY_IS(k, "last_token_usage"))
-                return read_tok(s, &p->last, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool win_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct win_f *w = u;
-
-        if (JSCAN_KEY_IS(k, "used_percent"))
-                return jscan_read_num(s, &w->used, depth);
-        if (JSCAN_KEY_IS(k, "window_minutes"))
-                return jscan_read_num(s, &w->window, depth);
-        if (JSCAN_KEY_IS(k, "resets_at"))
-                return jscan_read_num(s, &w->resets, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool read_win(struct jscan *s, struct win_f *w, int depth)
-{
-        *w = (struct win_f){ 0 };
-        if (!jscan_at(s, '{'))
-                return jscan_skip(s, depth);
-        w->present = true;
-        return jscan_object(s, win_key, w, depth + 1);
-}
-
-static bool rl_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct rl_f *r = u;
-
-        if (JSCAN_KEY_IS(k, "primary"))
-                return read_win(s, &r->primary, depth);
-        if (JSCAN_KEY_IS(k, "secondary"))
-                return read_win(s, &r->secondary, depth);
-        if (JSCAN_KEY_IS(k, "limit_id"))
-                return jscan_read_str(s, &r->limit_id, depth);
-        if (JSCAN_KEY_IS(k, "plan_type"))
-                return jscan_read_str(s, &r->plan, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool payload_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct payload_f *p = u;
-
-        if (JSCAN_KEY_IS(k, "type"))
-                return jscan_read_str(s, &p->type, depth);
-        if (JSCAN_KEY_IS(k, "id"))
-                return jscan_read_str(s, &p->id, depth);
-        if (JSCAN_KEY_IS(k, "session_id"))
-                return jscan_read_str(s, &p->session_id, depth);
-        if (JSCAN_KEY_IS(k, "forked_from_id"))
-                return jscan_read_str(s, &p->forked_from, depth);
-        if (JSCAN_KEY_IS(k, "parent_thread_id"))
-                return jscan_read_str(s, &p->parent, depth);
-        if (JSCAN_KEY_IS(k, "thread_source"))
-                return jscan_read_str(s, &p->thread_source, depth);
-        if (JSCAN_KEY_IS(k, "cwd"))
-                return jscan_read_str(s, &p->cwd, depth);
-        if (JSCAN_KEY_IS(k, "model"))
-                return jscan_read_str(s, &p->model, depth);
-        if (JSCAN_KEY_IS(k, "service_tier"))
-                return jscan_read_str(s, &p->tier, depth);
-        if (JSCAN_KEY_IS(k, "response_id"))
-                return jscan_read_str(s, &p->response_id, depth);
-        if (JSCAN_KEY_IS(k, "name"))
-                return jscan_read_str(s, &p->name, depth);
-        if (JSCAN_KEY_IS(k, "timestamp"))
-                return jscan_read_time(s, &p->ts, depth);
-        if (JSCAN_KEY_IS(k, "source")) {
-                p->source_obj = jscan_at(s, '{');
-                return jscan_skip(s, depth);
-        }
-        if (JSCAN_KEY_IS(k, "usage"))
-                return read_tok(s, &p->usage, depth);
-        if (JSCAN_KEY_IS(k, "thread_token_usage"))
-                return read_tok(s, &p->thread, depth);
-        if (JSCAN_KEY_IS(k, "info")) {
-                p->info_obj = jscan_at(s, '{');
-                if (p->info_obj)
-                        return jscan_object(s, info_key, p, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        if (JSCAN_KEY_IS(k, "rate_limits")) {
-                p->rl = (struct rl_f){ 0 };
-                p->rl.present = jscan_at(s, '{');
-                if (p->rl.present)
-                        return jscan_object(s, rl_key, &p->rl, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        return jscan_skip(s, depth);
-}
-
-static bool line_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct line_f *l = u;
-
-        if (JSCAN_KEY_IS(k, "type"))
-                return jscan_read_str(s, &l->type, depth);
-        if (JSCAN_KEY_IS(k, "timestamp"))
-                return jscan_read_time(s, &l->ts, depth);
-        if (JSCAN_KEY_IS(k, "payload")) {
-                l->p = (struct payload_f){ 0 };
-                l->has_payload = jscan_at(s, '{');
-                if (l->has_payload)
-                        return jscan_object(s, payload_key, &l->p, depth + 1);
-                return jscan_skip(s, depth);
-        }
-        return jscan_skip(s, depth);
-}
+#define TOKENS_MAX (1ull << 50) /* larger numbers in a file are clamped */
 
 /* ---- tokens ------------------------------------------------------------------- */
 
@@ -545,13 +179,13 @@ static void set_tier(struct cx_state *st, const struct jscan_span *tier)
         static const char *const known[] = { "priority", "flex", "batch", "fast", NULL };
         char buf[ROW_TIER_MAX];
 
+        st->tier[0] = 0; /* each turn says its tier; none is the standard one */
         if (!tier->p)
                 return;
         jscan_span_set(buf, sizeof(buf), tier);
         for (char *c = buf; *c; c++)
                 if (*c >= 'A' && *c <= 'Z')
                         *c = (char)(*c - 'A' + 'a');
-        st->tier[0] = 0;
         for (size_t i = 0; known[i]; i++)
                 if (strcmp(buf, known[i]) == 0)
                         row_set_str(st->tier, sizeof(st->tier), buf, strlen(buf));
@@ -748,10 +382,8 @@ static bool may_matter(const char *p, size_t n)
 int codex_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
                      size_t len, struct row_batch *out)
 {
-        struct jscan s;
-        struct line_f l = { 0 };
+        struct line_f l;
         struct cx_state *st;
-        bool good;
         int r;
 
         if (ps->flags & PS_NOT_SOURCE)
@@ -761,13 +393,7 @@ int codex_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const
                 return PARSE_OK;
         if ((ps->flags & PS_HEADER_SEEN) && !may_matter(line, len))
                 return line[0] == '{' && line[len - 1] == '}' ? PARSE_OK : PARSE_MALFORMED;
-        s = (struct jscan){ line, line + len };
-        good = jscan_at(&s, '{') && jscan_object(&s, line_key, &l, 0);
-        if (good) {
-                jscan_ws(&s);
-                good = s.p == s.end;
-        }
-        if (!good) {
+        if (!codex_scan_line(line, len, &l)) {
                 if (!(ps->flags & PS_HEADER_SEEN)) {
                         ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;
                         return PARSE_NOT_SOURCE;
@@ -777,10 +403,10 @@ int codex_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const
         st = malloc(sizeof(*st));
         if (!st)
                 return -ENOMEM;
-        state_load(ps, st);
+        codex_state_load(ps, st);
         r = apply_line(ctx, ps, st, &l, out);
         if (r >= 0)
-                state_save(st, ps);
+                codex_state_save(st, ps);
         free(st);
         return r;
 }
