@@ -824,7 +824,7 @@ static void test_misc_api(void)
         size_t nv = 0;
         for (; registry_env_vars[nv]; nv++)
                 ;
-        is_int(nv, 11, "11 discovery variables");
+        is_int(nv, 12, "12 discovery variables");
         bool sync = true;
         for (size_t i = 0; i <= nv; i++)
                 if (i == nv ? registry_env_table[i].name != NULL
