@@ -207,15 +207,18 @@ static int on_record(const struct source_ctx *ctx, struct parse_state *ps, struc
         if (!p->usage.present)
                 return PARSE_OK;
         u = tokens_of(&p->usage);
-        if (p->response_id.p) {
+        thread = p->thread.present ? tokens_of(&p->thread) : u;
+        if (p->response_id.p)
                 r = key_of_response(&p->response_id, &key);
-        } else {
-                /* no id: keyed as its token_count would be */
-                thread = p->thread.present ? tokens_of(&p->thread) : u;
-                r = key_of_totals(st, &thread, &key);
-        }
+        else
+                r = key_of_totals(st, &thread, &key); /* no id: keyed as its token_count is */
         if (r < 0)
                 return r;
+        /* a thread total the last token_count already showed: that
+         * token_count counted this call (a writer that puts the record
+         * after it) */
+        if (p->thread.present && tokens_eq(&thread, &st->prev))
+                return PARSE_OK;
         if (!(st->flags & CX_EMBEDDED)) {
                 r = emit(ctx, ps, st, l, &u, &key, out);
                 if (r < 0)
@@ -225,7 +228,7 @@ static int on_record(const struct source_ctx *ctx, struct parse_state *ps, struc
          * thread total here) becomes the baseline, and its last usage is
          * remembered in case the thread total is missing */
         if (p->thread.present)
-                st->prev = tokens_of(&p->thread);
+                st->prev = thread;
         st->pending_usage = tokens_hash(&u);
         st->flags |= CX_PENDING;
         return PARSE_OK;

@@ -248,6 +248,22 @@ static void test_edges(void)
         is_int(A->parse_line(&ctx, &ps, big, strlen(big), &b), PARSE_OK, "absurd numbers parse");
         ok(b.n == 1 && b.rows[0].input == (1ull << 50) && b.rows[0].output == 3, "numbers bounded, negatives 0");
         is_int(A->parse_line(&ctx, &ps, "{\"type\":\"token_count\"", 21, &b), PARSE_MALFORMED, "torn line");
+
+        /* a writer that puts the record after its token_count: still one row */
+        static const char tc2[] =
+                "{\"timestamp\":\"2026-11-30T10:00:01Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+                "\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":10,\"output_tokens\":2},"
+                "\"last_token_usage\":{\"input_tokens\":10,\"output_tokens\":2}}}}";
+        static const char rec2[] =
+                "{\"timestamp\":\"2026-11-30T10:00:02Z\",\"type\":\"token_usage_record\",\"payload\":{"
+                "\"response_id\":\"resp_late\",\"usage\":{\"input_tokens\":10,\"output_tokens\":2},"
+                "\"thread_token_usage\":{\"input_tokens\":10,\"output_tokens\":2}}}";
+        ps = (struct parse_state){ 0 };
+        row_batch_clear(&b);
+        A->parse_line(&ctx, &ps, meta, strlen(meta), &b);
+        A->parse_line(&ctx, &ps, tc2, strlen(tc2), &b);
+        A->parse_line(&ctx, &ps, rec2, strlen(rec2), &b);
+        is_int(b.n, 1, "a record after its token_count adds no second row");
         is_int(A->parse_line(&ctx, &ps, "{\"type\":\"turn_context\"} {}", 27, &b), PARSE_MALFORMED,
                "two objects on a line");
         row_batch_free(&b);
