@@ -473,6 +473,9 @@ static int adopt_sibling(struct reader *rd, bool zstd, struct tail_outcome *out)
         rd->cp = scp;
         rd->cp.dev = rd->st.st_dev;
         rd->cp.ino = rd->st.st_ino;
+        /* the sibling keeps what it counted; this one starts its own tally */
+        rd->cp.bytes_read = rd->cp.lines = rd->cp.malformed = rd->cp.oversized = 0;
+        rd->cp.rows_added = 0;
         out->renamed = 1;
         row_set_str(out->renamed_from, sizeof(out->renamed_from), sib, strlen(sib));
         if (rd->t->counters)
