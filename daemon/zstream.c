@@ -19,7 +19,7 @@ struct zstream {
         ZSTD_DCtx *dctx;
         uint8_t *in, *out;
         size_t in_cap, in_pos, in_len;
-        size_t out_cap, out_pos, out_len;
+        size_t out_cap, out_len;    /* out[0..out_len) holds decoded bytes from out_base */
         uint64_t file_off;  /* compressed bytes read so far */
         uint64_t out_base;  /* decoded offset of out[0] */
         bool file_eof;
@@ -64,7 +64,7 @@ int zstream_new(int fd, struct zstream **ret_z)
 static void rewind_stream(struct zstream *z)
 {
         ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
-        z->in_pos = z->in_len = z->out_pos = z->out_len = 0;
+        z->in_pos = z->in_len = z->out_len = 0;
         z->file_off = z->out_base = 0;
         z->file_eof = z->mid_frame = z->stream_end = false;
 }
@@ -94,7 +94,7 @@ static int refill(struct zstream *z)
         if (z->stream_end)
                 return 0;
         z->out_base += z->out_len;
-        z->out_pos = z->out_len = 0;
+        z->out_len = 0;
         for (;;) {
                 if (z->in_pos == z->in_len && !z->file_eof) {
                         int r = read_input(z);
@@ -154,7 +154,6 @@ int zstream_pread(struct zstream *z, void *buf, size_t n, uint64_t off, size_t *
                                 k = n - got;
                         memcpy((uint8_t *)buf + got, z->out + at, k);
                         got += k;
-                        z->out_pos = at + k;
                         continue;
                 }
                 r = refill(z);
