@@ -11,7 +11,8 @@
         X(pi)                \
         X(openclaw)          \
         X(picoclaw)          \
-        X(claude)
+        X(claude)            \
+        X(codex)
 
 #define DECLARE_ADAPTER(name) extern const struct adapter adapter_##name;
 #define LIST_ADAPTER(name) &adapter_##name,

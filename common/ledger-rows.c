@@ -181,6 +181,11 @@ static int commit_txn(struct ledger *l, MDB_txn *txn, void *u)
                 if (b->ret_outcomes)
                         b->ret_outcomes[i] = (uint8_t)r;
         }
+        if (b->limits && b->limits_scope) {
+                int r = ledger_limits_put(l, txn, b->limits_scope, b->limits);
+                if (r < 0)
+                        return r;
+        }
         if (b->cp && b->source_path) {
                 /* the stored counter includes this batch's new rows */
                 struct checkpoint cp = *b->cp;

@@ -95,6 +95,9 @@ struct commit_batch {
         struct usage_row *rows;
         size_t n_rows;
         uint8_t *ret_outcomes;       /* optional, n_rows entries of enum row_outcome */
+        const struct rate_limits *limits; /* optional: stored under limits_scope (a root)
+                                           * unless an older snapshot is newer */
+        const char *limits_scope;
 };
 
 struct commit_result {
@@ -116,6 +119,14 @@ int ledger_commit(struct ledger *l, const struct commit_batch *batch,
 
 int ledger_meta_get(struct ledger *l, const char *name, char *ret_value, size_t cap);
 int ledger_meta_set(struct ledger *l, const char *name, const char *value);
+
+/* ---- rate limits (ledger-limits.c; in db `meta` as "limits/<scope>") ---- */
+
+struct rate_limits;
+/* Every stored snapshot with its scope (the root path). */
+int ledger_foreach_limits(struct ledger *l,
+                          int (*cb)(const char *scope, const struct rate_limits *rl, void *u),
+                          void *u);
 
 /* ---- reading ------------------------------------------------------------- */
 /* Each foreach runs one read txn and calls cb inside it: cb may read the

@@ -260,10 +260,13 @@ int row_batch_push(struct row_batch *b, struct usage_row **ret_row)
 void row_batch_clear(struct row_batch *b)
 {
         b->n = 0;
+        free(b->limits);
+        b->limits = NULL;
 }
 
 void row_batch_free(struct row_batch *b)
 {
+        row_batch_clear(b);
         free(b->rows);
         b->rows = NULL;
         b->n = b->cap = 0;

@@ -122,9 +122,13 @@ const char *row_kind_name(uint8_t kind);
 const char *cost_source_name(uint8_t src);
 
 /* A growable batch of rows produced by an adapter. */
+struct rate_limits;
 struct row_batch {
         struct usage_row *rows;
         size_t n, cap;
+        struct rate_limits *limits; /* latest rate-limit snapshot the lines held (ratelimits.h;
+                                     * malloc'd by the adapter), NULL: none; freed by
+                                     * row_batch_clear / row_batch_free */
 };
 /* Appends a zeroed row; -ENOMEM. */
 int row_batch_push(struct row_batch *b, struct usage_row **ret_row);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <string.h>
+#include <time.h>
 
 #include "fmt.h"
 #include "jfield.h"
@@ -100,6 +101,58 @@ static void unmetered(FILE *f, struct json_object *u)
         fputc('\n', f);
 }
 
+static void limit_window(FILE *f, const char *what, struct json_object *w)
+{
+        int64_t minutes = jint_or(w, "window_minutes", 0), resets = jint_or(w, "resets_at", 0);
+        struct json_object *used = jfield(w, "used_percent");
+        char when[32] = FMT_DASH;
+        time_t t = (time_t)resets;
+        struct tm tm;
+
+        if (!w)
+                return;
+        if (resets > 0 && gmtime_r(&t, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fprintf(f, "    %s", what);
+        if (minutes > 0)
+                fprintf(f, " (%lld min)", (long long)minutes);
+        fprintf(f, ": %.1f%% used, resets %s\n", used ? json_object_get_double(used) : 0.0, when);
+}
+
+/* A short string from a harness file, with control bytes (terminal
+ * escapes) shown as '?'. */
+static const char *clean(const char *s, char *buf, size_t cap)
+{
+        size_t k = 0;
+
+        if (!s || !*s)
+                return FMT_DASH;
+        for (; *s && k + 1 < cap; s++)
+                buf[k++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        buf[k] = 0;
+        return buf;
+}
+
+/* The authoritative limit windows a harness reported for this root. */
+static void root_limits(FILE *f, struct json_object *rl)
+{
+        char seen[FMT_MAX], cid[64], cplan[64];
+        const char *plan = jstr(rl, "plan_type"), *id = jstr(rl, "limit_id");
+        int64_t ms = jint_or(rl, "observed_ms", 0);
+        time_t t = (time_t)(ms / 1000);
+        struct tm tm;
+
+        if (!rl)
+                return;
+        snprintf(seen, sizeof(seen), "%s", FMT_DASH);
+        if (ms > 0 && gmtime_r(&t, &tm))
+                strftime(seen, sizeof(seen), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fprintf(f, "    rate limits %s, plan %s, as of %s\n", clean(id, cid, sizeof(cid)),
+                clean(plan, cplan, sizeof(cplan)), seen);
+        limit_window(f, "primary", jfield(rl, "primary"));
+        limit_window(f, "secondary", jfield(rl, "secondary"));
+}
+
 static void harness(FILE *f, struct json_object *h)
 {
         struct json_object *caps = jfield(h, "capabilities"), *roots = jfield(h, "roots");
@@ -120,6 +173,7 @@ static void harness(FILE *f, struct json_object *h)
                 if (label && *label)
                         fprintf(f, " [%s]", label);
                 fputc('\n', f);
+                root_limits(f, jfield(r, "rate_limits"));
         }
         fprintf(f, "  files %s, read %s, lines %s (malformed %s, oversized %s), rows %s, "
                    "errors %s\n",

@@ -53,7 +53,7 @@ int consumed_extend(int fd, struct checkpoint *cp)
         uint8_t *buf;
         int r;
 
-        if (cp->sum_len > cp->offset) { /* the checkpoint went back (reset) */
+        if (!cp->consumed_known || cp->sum_len > cp->offset) { /* none yet, or went back */
                 cp->sum_len = 0;
                 h = 0;
         }

@@ -322,7 +322,7 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
                         if (r < 0)
                                 return r;
                         relevant = 1;
-                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB)) {
+                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB || cls == CLASS_ZSTD_LINES)) {
                         int r = visit_source(in, root, path, cls);
                         if (r < 0)
                                 return r;
@@ -434,7 +434,9 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
                         s->gone = true;
                 return 0;
         }
-        r = s->kind == CLASS_DB ? tail_db(&t, &ctx, &out) : tail_file(&t, &ctx, &out);
+        r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
+            : s->kind == CLASS_ZSTD_LINES ? tail_zstd_file(&t, &ctx, &out)
+                                          : tail_file(&t, &ctx, &out);
         if (r < 0) {
                 note_error(in, s, r);
                 s->retry_at_ms = now_ms() + RETRY_MS;

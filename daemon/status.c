@@ -10,6 +10,7 @@
 
 #include "ingest.h"
 #include "ledger.h"
+#include "ratelimits.h"
 #include "registry.h"
 #include "status.h"
 #include "timefmt.h"
@@ -114,6 +115,32 @@ static void unmetered_add(const struct adapter *a, const struct checkpoint *cp, 
                 json_object_array_add(um->sessions, json_object_new_string(ps.session));
 }
 
+struct limits_find {
+        const char *scope;
+        json_object *found;
+};
+
+static int limits_match(const char *scope, const struct rate_limits *rl, void *u)
+{
+        struct limits_find *lf = u;
+        char text[1024];
+
+        if (strcmp(scope, lf->scope) != 0 || limits_format(rl, text, sizeof(text)) < 0)
+                return 0;
+        lf->found = json_tokener_parse(text);
+        return 1;
+}
+
+/* The latest rate-limit windows seen under a root (Codex), or NULL. */
+static json_object *root_limits(struct ledger *l, const char *root_path)
+{
+        struct limits_find lf = { root_path, NULL };
+
+        if (l)
+                (void)ledger_foreach_limits(l, limits_match, &lf);
+        return lf.found;
+}
+
 static json_object *harness_json(const struct status_info *si, const struct adapter *a)
 {
         json_object *h = json_object_new_object(), *caps = json_object_new_object();
@@ -146,6 +173,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 add(ro, "label", json_object_new_string(r->label));
                 add(ro, "detail", str_or_null(r->detail));
                 add(ro, "watched", json_object_new_boolean(si->watch && watch_has(si->watch, r->path)));
+                add(ro, "rate_limits", root_limits(ingest_ledger(si->ingest), r->path));
                 json_object_array_add(roots, ro);
         }
         add(h, "roots", roots);
@@ -252,7 +280,9 @@ int sources_build(struct ingest *in, struct json_object **ret)
                 json_object *so = json_object_new_object();
                 add(so, "path", json_object_new_string(s->path));
                 add(so, "harness", json_object_new_string(s->adapter->id));
-                add(so, "kind", json_object_new_string(s->kind == CLASS_DB ? "db" : "lines"));
+                add(so, "kind", json_object_new_string(s->kind == CLASS_DB          ? "db"
+                                                   : s->kind == CLASS_ZSTD_LINES ? "zstd-lines"
+                                                                                 : "lines"));
                 add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
                 add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
                 add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));

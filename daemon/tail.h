@@ -57,4 +57,11 @@ struct tail_outcome {
 };
 
 int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
+/* A zstd-compressed line source (CLASS_ZSTD_LINES), read like tail_file in
+ * its decoded bytes: offsets, head and marker are of the decoded stream.
+ * Not read while its plain sibling (the name without .zst) exists; either
+ * one without a checkpoint takes the other's when its content begins with
+ * what that one consumed, so compressing and resuming read nothing twice.
+ * A corrupt stream: -EBADMSG (retried when the file changes). */
+int tail_zstd_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
 int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);

@@ -28,6 +28,7 @@ extern const struct adapter adapter_pi;
 extern const struct adapter adapter_openclaw;
 extern const struct adapter adapter_picoclaw;
 extern const struct adapter adapter_claude;
+extern const struct adapter adapter_codex;
 
 /* ---- paths --------------------------------------------------------------------- */
 
