@@ -11,6 +11,7 @@
 #include "ingest.h"
 #include "ledger.h"
 #include "registry.h"
+#include "status-archives.h"
 #include "status.h"
 #include "timefmt.h"
 #include "watch.h"
@@ -142,6 +143,8 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(h, "rows", json_object_new_int64((int64_t)rows));
         add(h, "errors", json_object_new_int64((int64_t)st.errors));
         add(h, "last_commit", time_or_null(last));
+        if (a == &adapter_openclaw)
+                add(h, "agents", status_openclaw_archives(si->ingest));
         return h;
 }
 
