@@ -13,7 +13,15 @@
 
 #include "openclaw.h"
 
+/* The set of archives, from the columns SQLite finds without reading the
+ * blob (those before it, and its length from the record header): the
+ * fingerprint is taken at every read of the database. Only while a blob is
+ * bad is archive_sha256 (stored after the blob) included, so that a repair
+ * in place is noticed. */
 static const char Q_SET_ARCH[] =
+        "SELECT rowid, session_id, generation, '', encoding, length(archive_blob) "
+        "FROM session_transcript_archives ORDER BY rowid";
+static const char Q_SET_ARCH_SHA[] =
         "SELECT rowid, session_id, generation, archive_sha256, encoding, length(archive_blob) "
         "FROM session_transcript_archives ORDER BY rowid";
 static const char Q_SET_COLD[] =
@@ -68,6 +76,18 @@ static int fold_set(sqlite3 *db, const char *q, uint64_t *io_fp)
         }
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : (rc & 0xff) == SQLITE_BUSY ? -EBUSY : -EIO;
+}
+
+static int set_fingerprint(sqlite3 *db, bool with_sha, uint64_t *ret_fp)
+{
+        uint64_t fp = 0x6f63617263680001ull;
+        int r = fold_set(db, with_sha ? Q_SET_ARCH_SHA : Q_SET_ARCH, &fp);
+
+        if (r == 0)
+                r = fold_set(db, Q_SET_COLD, &fp);
+        if (r == 0)
+                *ret_fp = fp;
+        return r;
 }
 
 /* Whether a digest (hex, from the database) names these bytes. */
@@ -169,13 +189,11 @@ int openclaw_db_archives(struct sqlite3 *db, const struct source_ctx *ctx, struc
                          size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
 {
         struct oc_db_archives s = *ar;
-        uint64_t fp = 0x6f63617263680001ull, was, now;
+        uint64_t fp = 0, was, now;
         size_t n0 = out->n;
         int r;
 
-        r = fold_set(db, Q_SET_ARCH, &fp);
-        if (r == 0)
-                r = fold_set(db, Q_SET_COLD, &fp);
+        r = set_fingerprint(db, s.bad != 0, &fp);
         if (r < 0)
                 return r;
         if (s.phase == OC_ARCH_IDLE) {
@@ -215,10 +233,19 @@ int openclaw_db_archives(struct sqlite3 *db, const struct source_ctx *ctx, struc
                 now = (uint64_t)s.pass_bad + s.pass_bad_lines;
                 if (now > was)
                         *io_malformed += now - was;
-                s.bad = s.pass_bad;
-                s.bad_lines = s.pass_bad_lines;
                 s.known = true;
                 s.set_fp = s.pass_fp;
+                if ((s.pass_bad != 0) != (s.bad != 0)) {
+                        /* the fingerprint's form changes with it: the same
+                         * set (this snapshot) in the new form */
+                        r = set_fingerprint(db, s.pass_bad != 0, &s.set_fp);
+                        if (r < 0) {
+                                out->n = n0;
+                                return r;
+                        }
+                }
+                s.bad = s.pass_bad;
+                s.bad_lines = s.pass_bad_lines;
                 s.phase = OC_ARCH_IDLE;
                 s.cursor = 0;
         }
