@@ -236,6 +236,7 @@ static void test_file(void)
                 free(rec);
                 free(cz);
         }
+        row_batch_free(&b);
         free(text);
         free(z);
 }
