@@ -95,8 +95,8 @@ uint64_t openclaw_origin_hash(const char *db_path, enum oc_archive_format format
 int openclaw_db_archives(struct sqlite3 *db, const struct source_ctx *ctx, struct oc_db_archives *ar,
                          size_t max_rows, struct row_batch *out, uint64_t *io_malformed);
 
-/* The archive faults a database source's checkpointed state records:
- * 0 and the counts of its last complete pass, -EINVAL when the state is
+/* The archive faults a database source's checkpointed state records: 0
+ * and the bad blobs of its last complete pass, -EINVAL when the state is
  * not a database source's. */
 int openclaw_db_faults(const struct parse_state *ps, uint32_t *ret_bad_blobs);
 
