@@ -153,6 +153,24 @@ static void root_limits(FILE *f, struct json_object *rl)
         limit_window(f, "secondary", jfield(rl, "secondary"));
 }
 
+/* OpenClaw: per agent, the calls that only archives and cold storage held */
+static void agents_archives(FILE *f, struct json_object *agents)
+{
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        for (size_t i = 0; agents && i < json_object_array_length(agents); i++) {
+                struct json_object *ag = json_object_array_get_idx(agents, i);
+                int64_t faults = jint_or(ag, "archive_faults", 0);
+
+                fprintf(f, "  agent %s  calls from archives %s, from cold storage %s", or_dash(jstr(ag, "agent")),
+                        fmt_i64(jint_or(ag, "archive_calls", 0), a), fmt_i64(jint_or(ag, "cold_calls", 0), b));
+                if (faults > 0)
+                        fprintf(f, ", %s archive%s not readable (see `agentmeterctl sources`)",
+                                fmt_i64(faults, c), faults == 1 ? "" : "s");
+                fputc('\n', f);
+        }
+}
+
 static void harness(FILE *f, struct json_object *h)
 {
         struct json_object *caps = jfield(h, "capabilities"), *roots = jfield(h, "roots");
@@ -183,6 +201,7 @@ static void harness(FILE *f, struct json_object *h)
                 fmt_i64(jint_or(h, "errors", 0), k));
         fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
         unmetered(f, jfield(h, "unmetered"));
+        agents_archives(f, jfield(h, "agents"));
 }
 
 int render_status(FILE *f, struct json_object *st)

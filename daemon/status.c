@@ -12,6 +12,7 @@
 #include "ledger.h"
 #include "ratelimits.h"
 #include "registry.h"
+#include "status-archives.h"
 #include "status.h"
 #include "timefmt.h"
 #include "watch.h"
@@ -211,6 +212,8 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         } else {
                 json_object_put(um.sessions);
         }
+        if (strcmp(a->id, "openclaw") == 0) /* archives and cold storage, per agent */
+                add(h, "agents", status_openclaw_archives(si->ingest));
         return h;
 }
 
