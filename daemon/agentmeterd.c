@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget-conf.h"
+#include "budget.h"
 #include "control.h"
 #include "ingest.h"
 #include "ledger.h"
@@ -39,6 +41,7 @@ struct daemon {
         struct ingest *ingest;
         struct watch *watch;
         struct control *control;
+        struct budget *budget;
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
@@ -306,6 +309,7 @@ static int on_sync(sd_event_source *s, uint64_t usec, void *u)
 static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
 {
         struct daemon *d = u;
+        budget_on_rows(d->budget, rows, outcomes, n);
         if (!d->control || control_subscribers(d->control) == 0)
                 return;
         for (size_t i = 0; i < n; i++) {
@@ -333,7 +337,10 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                         .watch = d->watch,
                         .warnings = (const char *const *)d->warnings,
                 };
-                return status_build(&si, ret_result);
+                int r = status_build(&si, ret_result);
+                if (r >= 0)
+                        json_object_object_add(*ret_result, "budgets", budget_status_json(d->budget));
+                return r;
         }
         if (strcmp(cmd, "sources") == 0)
                 return sources_build(d->ingest, ret_result);
@@ -393,6 +400,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         watch_roots(d);
         (void)ingest_reconcile(d->ingest);
         schedule_drain(d);
+        (void)budget_reload(d->budget);
         sd_notify(0, "READY=1");
         return 0;
 }
@@ -585,6 +593,11 @@ static int setup_live(struct daemon *d)
         if (r < 0)
                 return log_errno(LOG_ERR, r, "cannot add timers");
 
+        char budgets[PATH_MAX];
+        if (budget_conf_path(budgets, sizeof(budgets)) < 0 ||
+            budget_new(d->event, d->ledger, budgets, &d->budget) < 0)
+                log_warning("cannot set up budgets; going on without");
+
         /* discovery and watches first, then READY; reading continues after */
         watch_roots(d);
         r = ingest_reconcile(d->ingest);
@@ -663,6 +676,7 @@ out:
                 sd_event_source_disable_unref(d.sync_timer);
                 sd_event_source_disable_unref(d.retry_timer);
         }
+        d.budget = budget_free(d.budget);
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);
