@@ -20,6 +20,7 @@
 #include "report.h"
 #include "service.h"
 #include "render-status.h"
+#include "top.h"
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
@@ -56,6 +57,8 @@ static const char usage_text[] =
         "         [--tz ZONE] [--harness ID,...] [--json|--csv]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
+        "  top                             live full-screen view: spend, 5-hour block, last\n"
+        "                                  calls (g: grouping, q: quit); lines when piped\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
@@ -332,6 +335,15 @@ static int cmd_tail(struct args *a)
         return r;
 }
 
+static int cmd_top(struct args *a)
+{
+        char zbuf[PATH_MAX];
+        struct top_options o = { .socket_path = socket_path(a), .state_dir = a->state_dir,
+                                 .tz = local_zone(zbuf, sizeof(zbuf)) };
+        int r = top_run(&o);
+        return r < 0 ? call_failed(a, r, NULL) : EXIT_OK;
+}
+
 static void print_scalars(struct json_object *res, const char *prefix)
 {
         json_object_object_foreach(res, k, v)
@@ -390,6 +402,7 @@ static const struct command commands[] = {
         { "sources", cmd_sources, O_JSON, 0 },
         { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
+        { "top", cmd_top, 0, 0 },
         { "rescan", cmd_rescan, 0, 0 },
         { "version", cmd_version, 0, 0 },
         { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
