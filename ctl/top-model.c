@@ -12,6 +12,7 @@
 #include "client.h"
 #include "jfield.h"
 #include "ledger.h"
+#include "report.h"
 #include "timefmt.h"
 #include "top-model.h"
 
@@ -189,29 +190,74 @@ static void put_call(struct top_model *m, const char *key, int64_t t, bool price
         (void)block_set_put(&m->blocks, &c);
 }
 
+/* The newest TOP_RECENT_MAX rows of the history, for the last calls. */
+struct history {
+        struct top_model *m;
+        int64_t since_ms;
+        json_object *rows[TOP_RECENT_MAX];
+        int64_t times[TOP_RECENT_MAX];
+        size_t n;
+};
+
+static void keep_recent(struct history *h, const struct usage_row *r)
+{
+        size_t at = h->n;
+        if (h->n == TOP_RECENT_MAX) {
+                if (r->time_ms <= h->times[0])
+                        return;
+                json_object_put(h->rows[0]);
+                memmove(h->rows, h->rows + 1, (h->n - 1) * sizeof(h->rows[0]));
+                memmove(h->times, h->times + 1, (h->n - 1) * sizeof(h->times[0]));
+                at = --h->n;
+        }
+        while (at > 0 && h->times[at - 1] > r->time_ms)
+                at--;
+        memmove(h->rows + at + 1, h->rows + at, (h->n - at) * sizeof(h->rows[0]));
+        memmove(h->times + at + 1, h->times + at, (h->n - at) * sizeof(h->times[0]));
+        h->rows[at] = report_row_json(r);
+        h->times[at] = r->time_ms;
+        h->n++;
+}
+
 static int history_cb(const struct usage_row *r, void *u)
 {
-        struct top_model *m = u;
+        struct history *h = u;
         char hex[2 * ROW_KEY_SIZE + 1];
 
-        if (r->time_ms < now_ms() - HISTORY_MS)
+        if (r->time_ms < h->since_ms)
                 return 0;
         row_key_hex(&r->key, hex);
-        put_call(m, hex, r->time_ms, r->cost_source != COST_NONE, r->cost_nano,
+        put_call(h->m, hex, r->time_ms, r->cost_source != COST_NONE, r->cost_nano,
                  r->flags & ROW_F_TOKENS_KNOWN ? r->total : 0);
+        keep_recent(h, r);
         return 0;
 }
 
 int top_model_load_history(struct top_model *m, const char *state_dir)
 {
         struct ledger *l = NULL;
-        int r = ledger_open(state_dir, LEDGER_RDONLY, &l);
-        if (r < 0)
-                return r;
-        r = ledger_foreach_row(l, history_cb, m);
-        ledger_close(l);
+        struct history *h = calloc(1, sizeof(*h));
+        int r = h ? ledger_open(state_dir, LEDGER_RDONLY, &l) : -ENOMEM;
+
+        if (r >= 0) {
+                h->m = m;
+                h->since_ms = now_ms() - HISTORY_MS;
+                r = ledger_foreach_row(l, history_cb, h);
+                ledger_close(l);
+        }
         if (r >= 0)
                 m->blocks_from_ledger = true;
+        /* history first, then whatever the stream already delivered */
+        for (size_t i = h ? h->n : 0; i-- > 0;) {
+                if (r >= 0 && m->n_recent < TOP_RECENT_MAX && h->rows[i]) {
+                        memmove(m->recent + 1, m->recent, m->n_recent * sizeof(m->recent[0]));
+                        m->recent[0] = h->rows[i];
+                        m->n_recent++;
+                } else {
+                        json_object_put(h->rows[i]);
+                }
+        }
+        free(h);
         return r;
 }
 

@@ -153,7 +153,7 @@ static int draw_recent(struct top *t, int y, int max_rows)
 {
         char tm[FMT_MAX], tok[FMT_MAX], cost[FMT_MAX], h[64], mo[512], pr[1024];
 
-        line(y++, A_BOLD, "Last calls (%s this session)", fmt_u64(t->m.rows_seen, tok));
+        line(y++, A_BOLD, "Last calls (%s since top started)", fmt_u64(t->m.rows_seen, tok));
         if (t->m.n_recent == 0 && max_rows > 0)
                 line(y++, 0, "(waiting for the daemon to commit a row)");
         for (size_t i = 0; i < t->m.n_recent && (int)i < max_rows; i++) {
