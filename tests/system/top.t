@@ -47,7 +47,7 @@ expect_screen '^By harness' "and back to harness"
 
 "${TM[@]}" resize-window -t top -x 70 -y 20
 expect_screen '^Today +\$1\.750000' "after a resize the totals are still drawn"
-widest=$(screen | awk '{ if (length($0) > m) m = length($0) } END { print m }')
+widest=$(screen | python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in sys.stdin))')
 check "... within the new width ($widest columns)" [ "$widest" -le 70 ]
 "${TM[@]}" resize-window -t top -x 140 -y 45
 
