@@ -24,6 +24,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "paths.h"
+#include "progress.h"
 #include "proto.h"
 #include "registry.h"
 #include "report.h"
@@ -493,8 +494,11 @@ static int run_once(struct daemon *d)
         int r = ingest_reconcile(d->ingest);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "scan failed");
-        while (ingest_run(d->ingest, UINT64_MAX) > 0)
-                ;
+        struct progress pg;
+        progress_start(&pg, STDERR_FILENO);
+        while (ingest_run(d->ingest, SLICE_BYTES) > 0)
+                progress_update(&pg, d->ingest);
+        progress_end(&pg);
         r = ledger_sync(d->ledger);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "ledger sync failed");
