@@ -89,6 +89,6 @@ check "SIGHUP: a bad line is reported" wait_until 10 grep -q "budgets.conf: line
 is "$("$C" status --json | jq -c '[.budgets.rules[].name, (.budgets.errors | length)]')" '["m",1]' \
 	"... and the good line is used"
 is "$(budget m '[.unit, .limit, .amount]')" '["tokens",5000000,5000]' "a token budget counts total tokens"
-check "the daemon is alive" "$C" version
+check "the daemon is alive" wait_until 5 "$C" version
 stop_daemon; ok $? "daemon stops cleanly"
 done_testing

@@ -58,6 +58,8 @@ expect_screen 'evil\\x1b\]2;pwned\\x07model' "control characters in a model name
 "${TM[@]}" send-keys -t top q
 expect_screen 'PROMPT\$ *$' "q quits back to the shell prompt"
 is "$(alt)" 0 "... and leaves the alternate screen"
+"${TM[@]}" send-keys -t top "echo rc=\$?" Enter
+expect_screen '^rc=0 *$' "... with exit status 0"
 
 "${TM[@]}" send-keys -t top "clear; $C top" Enter
 expect_screen '^Today +\$1\.760000' "top runs again"
