@@ -10,6 +10,9 @@ CALL="python3 $AM_SRCDIR/tests/lib/pi_call.py"
 S=$HOME/.pi/agent/sessions/--home-u-proj--/s.jsonl
 $CALL header "$S" --cwd /home/u/proj
 $CALL call "$S" --cost 0.25 --model model-a --tokens 1000
+# a broken OpenClaw database: a source with an error
+mkdir -p "$HOME/.openclaw/agents/broken/agent"
+head -c 8192 /dev/urandom >"$HOME/.openclaw/agents/broken/agent/openclaw-agent.sqlite"
 start_daemon; ok $? "daemon starts"
 
 TM=(tmux -S "$T/tmux.sock" -f /dev/null)
@@ -35,6 +38,8 @@ expect_screen '^Today +\$1\.750000 +4,000 +2$' "an appended row shows in the tot
 expect_screen '^This month +\$1\.750000' "... in every period"
 expect_screen 'pi +model-b +3,000 +\$1\.500000 +proj' "... and in the last calls"
 expect_screen 'in 2 calls, 4,000 tokens' "... and in the block"
+expect_screen '^Sources with errors \(1\)' "sources with errors are listed"
+expect_screen 'broken/agent/openclaw-agent\.sqlite: ' "... with their path and error"
 
 "${TM[@]}" send-keys -t top g
 expect_screen '^By model ' "g groups by model"
