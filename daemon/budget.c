@@ -17,6 +17,7 @@
 #include "log.h"
 
 #define COALESCE_USEC 200000ULL
+#define EVAL_SHARE 10 /* wait at least 10x the last evaluation: at most ~10% of the time */
 #define STATE_META "budget_state"
 #define STATE_MAX (256u * 1024u)
 #define PERIOD_KEY_MAX 16
@@ -38,6 +39,7 @@ struct budget {
         char *conf_path;
         struct budget_conf *conf;
         int conf_errno;                 /* of the last load; 0 or -ENOENT are fine */
+        uint64_t last_eval_usec;        /* how long the last evaluation took */
         struct rule_state st[BUDGET_MAX];
 };
 
@@ -46,6 +48,13 @@ static int64_t now_ms(void)
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 /* The identity a fired level is remembered under: a changed limit, unit or
@@ -210,6 +219,7 @@ static int evaluate_rule(struct budget *bg, size_t i, int64_t now)
 int budget_evaluate(struct budget *bg, int all)
 {
         int64_t now = now_ms();
+        uint64_t t0 = mono_usec();
         bool changed = false;
 
         if (!bg || !bg->conf)
@@ -217,6 +227,7 @@ int budget_evaluate(struct budget *bg, int all)
         for (size_t i = 0; i < bg->conf->n_rules; i++)
                 if (all || bg->st[i].dirty || !bg->st[i].evaluated)
                         changed |= evaluate_rule(bg, i, now) > 0;
+        bg->last_eval_usec = mono_usec() - t0;
         if (changed) {
                 int r = state_save(bg);
                 if (r < 0)
@@ -346,9 +357,11 @@ void budget_on_rows(struct budget *bg, const struct usage_row *rows, const uint8
         sd_event_source_get_enabled(bg->timer, &enabled);
         if (enabled != SD_EVENT_OFF)
                 return;
-        uint64_t now;
+        /* project rules scan the rows: a big ledger makes evaluation slow,
+         * so a burst of commits (the initial scan) waits in proportion */
+        uint64_t now, wait = bg->last_eval_usec * EVAL_SHARE;
         sd_event_now(bg->event, CLOCK_MONOTONIC, &now);
-        sd_event_source_set_time(bg->timer, now + COALESCE_USEC);
+        sd_event_source_set_time(bg->timer, now + (wait > COALESCE_USEC ? wait : COALESCE_USEC));
         sd_event_source_set_enabled(bg->timer, SD_EVENT_ONESHOT);
 }
 
@@ -372,9 +385,20 @@ json_object *budget_status_json(const struct budget *bg)
         for (unsigned i = 0; i < bg->conf->n_errors && i < BUDGET_ERRORS_MAX; i++)
                 json_object_array_add(errs, json_object_new_string(bg->conf->errors[i]));
         json_object_object_add(o, "command", json_object_new_boolean(bg->conf->command[0] != 0));
+        int64_t now = now_ms();
         for (size_t i = 0; i < bg->conf->n_rules; i++) {
                 const struct budget_rule *b = &bg->conf->rules[i];
-                const struct rule_state *s = &bg->st[i];
+                struct rule_state cur = bg->st[i];
+                const struct rule_state *s = &cur;
+                char key[PERIOD_KEY_MAX];
+                int64_t from, until;
+                /* a new period with nothing committed in it yet */
+                budget_period_of(b->period, now, &from, &until, key, sizeof(key));
+                if (cur.evaluated && strcmp(cur.period_key, key) != 0) {
+                        snprintf(cur.period_key, sizeof(cur.period_key), "%s", key);
+                        cur.amount = 0;
+                        cur.n_fired = 0;
+                }
                 json_object *r = json_object_new_object(), *lv = json_object_new_array(),
                             *fired = json_object_new_array();
                 for (size_t k = 0; k < b->n_levels; k++)
