@@ -68,6 +68,13 @@ expect_screen '^rc=0 *$' "... with exit status 0"
 
 "${TM[@]}" send-keys -t top "clear; $C top" Enter
 expect_screen '^Today +\$1\.760000' "top runs again"
+stop_daemon
+expect_screen 'daemon gone, reconnecting' "the daemon stopping is shown"
+start_daemon; ok $? "daemon starts again"
+hides() { ! shows "$1"; }
+check "top reconnects" wait_until 10 hides 'daemon gone'
+$CALL call "$S" --cost 0.02 --model model-a --tokens 10
+expect_screen '^Today +\$1\.780000 +4,020 +4$' "... and follows the new daemon"
 pane=$("${TM[@]}" display -p -t top '#{pane_pid}')
 toppid=$(pgrep -P "$pane" | head -1)
 kill -TERM "$toppid"
@@ -79,10 +86,10 @@ expect_screen '^ echo *$' "... and echo on again"
 # piped: a plain line stream
 "$C" top >"$T/plain.out" 2>&1 &
 PPID_TOP=$!
-check "plain stream starts with the totals" wait_until 10 grep -q '^totals: today \$1\.760000 (4,010 tokens)' "$T/plain.out"
+check "plain stream starts with the totals" wait_until 10 grep -q '^totals: today \$1\.780000 (4,020 tokens)' "$T/plain.out"
 $CALL call "$S" --cost 0.04 --model model-a --tokens 90
 check "... prints the new row" wait_until 10 grep -q 'pi  prov/model-a .*total 90' "$T/plain.out"
-check "... and the new totals" wait_until 10 grep -q '^totals: today \$1\.800000 (4,100 tokens)' "$T/plain.out"
+check "... and the new totals" wait_until 10 grep -q '^totals: today \$1\.820000 (4,110 tokens)' "$T/plain.out"
 kill -INT "$PPID_TOP"; wait "$PPID_TOP"; rc=$?
 is "$rc" 0 "SIGINT ends the plain stream cleanly"
 check "no escape sequences in the plain stream" sh -c "! grep -q \"$(printf '\033')\" '$T/plain.out'"
