@@ -245,6 +245,31 @@ static void refresh_model(struct top *t)
                 plain_summary(t);
 }
 
+/* A copy of a row with every string (and tool call name) escaped, for the
+ * plain stream: its reader may well be a terminal after all. */
+static json_object *escaped_row(json_object *row)
+{
+        json_object *o = json_object_new_object();
+        char buf[2048];
+
+        json_object_object_foreach(row, k, v) {
+                if (v && json_object_is_type(v, json_type_string)) {
+                        json_object_object_add(o, k, json_object_new_string(
+                                                             termtext(json_object_get_string(v), buf, sizeof(buf))));
+                } else if (v && json_object_is_type(v, json_type_array)) {
+                        json_object *a = json_object_new_array();
+                        for (size_t i = 0; i < json_object_array_length(v); i++)
+                                json_object_array_add(a, json_object_new_string(termtext(
+                                        json_object_get_string(json_object_array_get_idx(v, i)), buf,
+                                        sizeof(buf))));
+                        json_object_object_add(o, k, a);
+                } else {
+                        json_object_object_add(o, k, v ? json_object_get(v) : NULL);
+                }
+        }
+        return o;
+}
+
 static int on_event(json_object *ev, void *u)
 {
         struct top *t = u;
@@ -254,8 +279,13 @@ static int on_event(json_object *ev, void *u)
         if (!kind || strcmp(kind, "row") != 0 || !row)
                 return 0;
         top_model_add_row(&t->m, row);
-        if (!t->screen && render_tail_row(stdout, row) < 0)
-                return -EPIPE;
+        if (!t->screen) {
+                json_object *safe = escaped_row(row);
+                int r = render_tail_row(stdout, safe);
+                json_object_put(safe);
+                if (r < 0)
+                        return -EPIPE;
+        }
         if (!t->refresh_due)
                 t->refresh_due = mono_ms() + COALESCE_MS;
         return 0;

@@ -90,6 +90,8 @@ check "plain stream starts with the totals" wait_until 10 grep -q '^totals: toda
 $CALL call "$S" --cost 0.04 --model model-a --tokens 90
 check "... prints the new row" wait_until 10 grep -q 'pi  prov/model-a .*total 90' "$T/plain.out"
 check "... and the new totals" wait_until 10 grep -q '^totals: today \$1\.820000 (4,110 tokens)' "$T/plain.out"
+$CALL call "$S" --cost 0.01 --model $'evil\x1b[2Jmodel' --tokens 10
+check "... with control characters escaped" wait_until 10 grep -qF 'prov/evil\x1b[2Jmodel' "$T/plain.out"
 kill -INT "$PPID_TOP"; wait "$PPID_TOP"; rc=$?
 is "$rc" 0 "SIGINT ends the plain stream cleanly"
 check "no escape sequences in the plain stream" sh -c "! grep -q \"$(printf '\033')\" '$T/plain.out'"
