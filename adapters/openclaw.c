@@ -12,7 +12,6 @@
 
 #include "adapt-util.h"
 #include "openclaw.h"
-#include "registry.h"
 
 #define NAMES_MAX   512
 #define ARCHIVE_DIR "session-sqlite-import-archive"
@@ -476,6 +475,28 @@ static int oc_discover(const struct discover_env *env, struct root_list *out)
         return r < 0 ? r : 0;
 }
 
+/* SQLite sidecars: a write to db-wal or db-journal means the database
+ * changed; our own read-only opens touch -shm (and the -wal's atime and
+ * close), so those are nobody's change. */
+static enum source_of_result oc_source_of(const char *path, bool content_changed, char *ret_source,
+                                          size_t cap)
+{
+        static const char *const sidecars[] = { "-wal", "-journal", "-shm", NULL };
+        size_t n = strlen(path);
+
+        for (size_t i = 0; sidecars[i]; i++) {
+                size_t k = strlen(sidecars[i]);
+                if (n <= k || strcmp(path + n - k, sidecars[i]) != 0)
+                        continue;
+                if (strcmp(sidecars[i], "-shm") == 0 || !content_changed || n - k >= cap)
+                        return SOURCE_NONE;
+                memcpy(ret_source, path, n - k);
+                ret_source[n - k] = 0;
+                return SOURCE_OTHER;
+        }
+        return SOURCE_SELF;
+}
+
 static const char *const openclaw_env[] = {
         "OPENCLAW_STATE_DIR",
         "OPENCLAW_HOME",
@@ -499,6 +520,7 @@ const struct adapter adapter_openclaw = {
         .load_config = NULL,
         .free_config = NULL,
         .classify = oc_classify,
+        .source_of = oc_source_of,
         .parse_line = oc_parse_line,
         .collect_db = openclaw_collect_db,
 };

@@ -13,6 +13,9 @@
  * custom model-snapshot entries carry the model */
 extern const struct pi_flavor openclaw_flavor;
 
+/* The adapter itself (openclaw.c); the registry lists it. */
+extern const struct adapter adapter_openclaw;
+
 /* session.store from an OpenClaw config file (JSON, or JSON5-ish: comments,
  * trailing commas, bare keys, single quotes): 0 and the string in buf,
  * -ENOENT when there is none or the file cannot be read or parsed (a broken

@@ -206,31 +206,6 @@ int ledger_commit(struct ledger *l, const struct commit_batch *batch,
 /* Callbacks run inside a read txn: they may read (the env is MDB_NOTLS, so a
  * nested ledger_get_row works) but must not call the write functions. */
 
-int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx)
-{
-        MDB_cursor *c = NULL;
-        MDB_txn *txn;
-        MDB_val k, v;
-        int r = ledger_read_begin(l, &txn), rc;
-
-        if (r < 0)
-                return r;
-        r = ledger_errno(mdb_cursor_open(txn, l->dbi[db], &c));
-        if (r == 0) {
-                if (start)
-                        k = *start;
-                rc = mdb_cursor_get(c, &k, &v, start ? MDB_SET_RANGE : MDB_FIRST);
-                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
-                        if ((r = fn(&k, &v, ctx)) != 0)
-                                break;
-                if (r == 0 && rc != MDB_NOTFOUND)
-                        r = ledger_errno(rc);
-                mdb_cursor_close(c);
-        }
-        mdb_txn_abort(txn);
-        return r;
-}
-
 struct activity_scan {
         int (*cb)(const struct activity_entry *e, void *u);
         void *u;

@@ -55,6 +55,11 @@ struct checkpoint {
         uint32_t head_len;
         uint64_t marker_hash; /* hash of the marker_len bytes before offset */
         uint32_t marker_len;
+        /* the consumed bytes (daemon/consumed.h): a hash chain over the whole
+         * blocks [0, sum_len) and a hash of [sum_len, offset); consumed_known
+         * 0 for checkpoints written before these existed */
+        uint8_t consumed_known;
+        uint64_t sum_len, sum_hash, tail_hash;
         /* cumulative counters for this source */
         /* rows_added: ledger_commit adds the batch's new rows to the stored value */
         uint64_t bytes_read, lines, malformed, oversized, rows_added, resets;

@@ -153,7 +153,7 @@ static int cmd_status(struct args *a)
                 print_json(st);
         else if (render_status(stdout, st) < 0)
                 return EXIT_ERR;
-        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars, process_get, NULL);
+        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars(), process_get, NULL);
         return EXIT_OK;
 }
 

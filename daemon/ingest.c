@@ -331,6 +331,15 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
         return relevant;
 }
 
+void ingest_verify_all(struct ingest *in)
+{
+        size_t iter;
+        for (struct source_rec *s = ingest_sources_first(in, &iter); s; s = ingest_sources_next(in, &iter)) {
+                s->verify = true;
+                enqueue(in, s);
+        }
+}
+
 int ingest_queue_path(struct ingest *in, const char *path)
 {
         struct source_rec *s = lookup(in, path);
@@ -338,6 +347,41 @@ int ingest_queue_path(struct ingest *in, const char *path)
                 return -ENOENT;
         enqueue(in, s);
         return 0;
+}
+
+/* The root path lies under (the first one, as for classify), or NULL. */
+static const struct root *root_of(const struct ingest *in, const char *path)
+{
+        for (size_t i = 0; i < in->roots.n; i++) {
+                const char *rp = in->roots.v[i].path;
+                size_t n = strlen(rp);
+                if (strncmp(rp, path, n) == 0 && (path[n] == '/' || (n == 1 && rp[0] == '/')))
+                        return &in->roots.v[i];
+        }
+        return NULL;
+}
+
+int ingest_path_changed(struct ingest *in, const char *path, bool content_changed)
+{
+        const struct root *root;
+        char other[PATH_MAX];
+
+        if (ingest_queue_path(in, path) == 0)
+                return 1;
+        root = root_of(in, path);
+        if (root && root->adapter->source_of) {
+                switch (root->adapter->source_of(path, content_changed, other, sizeof(other))) {
+                case SOURCE_NONE:
+                        return 0;
+                case SOURCE_OTHER:
+                        if (ingest_queue_path(in, other) == 0)
+                                return 1;
+                        return ingest_notice_path(in, other, false);
+                case SOURCE_SELF:
+                        break;
+                }
+        }
+        return ingest_notice_path(in, path, false);
 }
 
 bool ingest_pending(const struct ingest *in)
@@ -378,6 +422,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         int r;
 
         t.limits.budget_bytes = budget;
+        t.verify_all = s->verify;
         s->retry_wanted = false;
         if (stat(s->path, &ctx.st) < 0) {
                 note_error(in, s, -errno);
@@ -392,6 +437,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         if (s->last_error)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
         s->last_error = 0;
+        s->verify = false;
         s->size = out.size;
         s->offset = out.offset;
         if (out.renamed)

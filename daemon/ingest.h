@@ -21,6 +21,7 @@ struct source_rec {
         int last_error;         /* negative errno of the last attempt, 0 if fine */
         int64_t retry_at_ms;    /* don't try again before (errors) */
         bool retry_wanted;      /* queued during that backoff: read it when it ends */
+        bool verify;            /* next read checks every consumed byte (rescan) */
         uint64_t size, offset;  /* as of the last read */
         struct source_rec *hnext, *qnext;
 };
@@ -60,10 +61,19 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir);
 
 /* Queues a known source by path (-ENOENT when unknown). */
 int ingest_queue_path(struct ingest *in, const char *path);
+/* Queues every known source for a read that checks every byte already
+ * consumed against the checkpoint (an explicit rescan): a rewrite no cheap
+ * sign gave away is read again. */
+void ingest_verify_all(struct ingest *in);
 
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
  * used (1: call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
+/* A file changed (content_changed: written, created or moved in; else an
+ * attribute change or a close): queues the source it belongs to, which the
+ * root's adapter decides (adapter->source_of), noticing it first when it
+ * is new. 1 when a source was queued, 0 when the path is nobody's. */
+int ingest_path_changed(struct ingest *in, const char *path, bool content_changed);
 bool ingest_pending(const struct ingest *in);
 
 /* A source that failed is not read again for a while; when an event or a

@@ -59,10 +59,10 @@ int status_record_install_env(struct ledger *l)
                 return 0;
         rec = json_object_new_object();
         vo = json_object_new_object();
-        for (size_t i = 0; registry_env_vars[i]; i++) {
-                const char *v = getenv(registry_env_vars[i]);
-                if (v && status_var_from_install(registry_env_vars[i]))
-                        add(vo, registry_env_vars[i], json_object_new_string(v));
+        for (size_t i = 0; registry_env_vars()[i]; i++) {
+                const char *v = getenv(registry_env_vars()[i]);
+                if (v && status_var_from_install(registry_env_vars()[i]))
+                        add(vo, registry_env_vars()[i], json_object_new_string(v));
         }
         add(rec, "recorded_at", str_or_null(when));
         add(rec, "vars", vo);
@@ -185,10 +185,10 @@ int status_build(const struct status_info *si, struct json_object **ret)
         add(o, "ingest", io);
         add(o, "last_commit", time_or_null(ingest_last_commit_ms(si->ingest)));
         add(o, "install_record", install_record(l));
-        for (size_t i = 0; registry_env_vars[i]; i++) {
-                const char *v = getenv(registry_env_vars[i]);
+        for (size_t i = 0; registry_env_vars()[i]; i++) {
+                const char *v = getenv(registry_env_vars()[i]);
                 if (v && *v)
-                        add(env, registry_env_vars[i], json_object_new_string(v));
+                        add(env, registry_env_vars()[i], json_object_new_string(v));
         }
         add(o, "env", env);
         for (size_t i = 0; registry_adapters[i]; i++)

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "consumed.h"
 #include "lines.h"
 #include "tail.h"
 
@@ -39,6 +40,9 @@ struct reader {
         uint64_t lines_since, malformed_since, oversized_since;
         bool dirty;             /* something to commit even without rows */
 };
+
+
+_Static_assert(PS_ENCODED_MAX <= CHECKPOINT_STATE_MAX, "an encoded parse_state fits a checkpoint");
 
 static int64_t now_ms(void)
 {
@@ -120,6 +124,8 @@ static void checkpoint_reset(struct checkpoint *cp, const struct stat *st)
         cp->marker_len = 0;
         cp->marker_hash = 0;
         cp->state_len = 0;
+        cp->consumed_known = 0;
+        cp->sum_len = cp->sum_hash = cp->tail_hash = 0;
         cp->dev = st->st_dev;
         cp->ino = st->st_ino;
         cp->resets++;
@@ -165,6 +171,12 @@ static int commit(struct reader *rd)
         if (r < 0)
                 return r;
         cp->state_len = (uint32_t)slen;
+        struct checkpoint saved_consumed = *cp;
+        if (cp->kind == SOURCE_LINES) {
+                r = consumed_extend(rd->fd, cp);
+                if (r < 0)
+                        return r;
+        }
         cp->bytes_read += rd->read_since_commit;
         cp->lines += rd->lines_since;
         cp->malformed += rd->malformed_since;
@@ -185,6 +197,10 @@ static int commit(struct reader *rd)
                 cp->lines -= rd->lines_since;
                 cp->malformed -= rd->malformed_since;
                 cp->oversized -= rd->oversized_since;
+                cp->consumed_known = saved_consumed.consumed_known;
+                cp->sum_len = saved_consumed.sum_len;
+                cp->sum_hash = saved_consumed.sum_hash;
+                cp->tail_hash = saved_consumed.tail_hash;
                 return r;
         }
         cp->rows_added += res.added;
@@ -453,6 +469,23 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
                 rd.dirty = true;
                 if (t->counters)
                         t->counters->resets++;
+        } else if (rd.cp.offset) {
+                /* Same inode, first line and marker. Growth checks the part
+                 * after the last whole block (constant cost); the same size
+                 * with a new mtime cannot be an append, so it, and a rescan,
+                 * check every consumed byte. */
+                bool full = t->verify_all || ((uint64_t)rd.st.st_size == rd.cp.offset &&
+                                              mtime_ns(&rd.st) != rd.cp.mtime_ns);
+                r = consumed_verify(rd.fd, &rd.cp, !full);
+                if (r < 0)
+                        goto finish;
+                if (r == 0) {
+                        checkpoint_reset(&rd.cp, &rd.st);
+                        reset = true;
+                        rd.dirty = true;
+                        if (t->counters)
+                                t->counters->resets++;
+                }
         }
         if (rd.cp.state_len) {
                 r = parse_state_decode(rd.cp.state, rd.cp.state_len, &rd.ps);

@@ -4,6 +4,8 @@
  * `agentmeterd --once` and the live daemon. Logs nothing: it counts. */
 #pragma once
 
+#include <stdbool.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +36,8 @@ struct tail_ctx {
         struct tail_counters *counters; /* optional */
         tail_rows_fn on_rows;           /* optional */
         void *u;
+        bool verify_all;                /* check every consumed byte, not only the
+                                         * cheap signs (an explicit rescan) */
 };
 
 /* Results (besides negative errno, which means "could not read it now":

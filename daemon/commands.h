@@ -1,0 +1,35 @@
+/* The control commands: what each request on the socket does, answered from
+ * the daemon's state (status, sources, version), the ledger (report) or by
+ * an action (rescan). The socket server (control.c) only frames them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ingest.h"
+#include "ledger.h"
+#include "watch.h"
+
+struct json_object;
+struct budget;
+
+/* What the commands see of the daemon; owned by the daemon, which keeps
+ * the pointed-to fields current. */
+struct command_env {
+        struct ledger *ledger;
+        struct ingest *ingest;
+        struct watch *watch;
+        const char *state_dir;
+        const char *socket_path;
+        int64_t start_ms;
+        const bool *initial_scan_done;
+        const char *const *warnings; /* NULL-terminated */
+        const struct budget *budget; /* may be NULL: "budgets" in status */
+        /* discovery again, watches re-armed, reconcile, reading scheduled */
+        void (*rescan)(void *u);
+        void *u;
+};
+
+/* control_handlers.handle with u = struct command_env *. */
+int commands_handle(void *u, const char *cmd, struct json_object *req,
+                    struct json_object **ret_result, const char **ret_code, const char **ret_error);
