@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "fmt.h"
 #include "jfield.h"
@@ -52,18 +53,31 @@ static int64_t wall_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Cuts s to at most cols code points (all drawn text is escaped first, so
- * one code point is at most two columns; wide text only loses its tail). */
+/* Cuts s to at most cols display columns (wide characters count two), so
+ * no line wraps. Text is escaped before, so it holds no control bytes. */
 static void fit(char *s, int cols)
 {
-        int n = 0;
-        for (char *p = s; *p; p++) {
-                if (((unsigned char)*p & 0xc0) == 0x80)
-                        continue;
-                if (n++ == cols) {
+        mbstate_t st = { 0 };
+        size_t left = strlen(s);
+        int used = 0;
+
+        for (char *p = s; *p;) {
+                wchar_t wc;
+                size_t n = mbrtowc(&wc, p, left, &st);
+                int w = 1;
+                if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+                        n = 1; /* not this locale's text: a byte, a column */
+                        memset(&st, 0, sizeof(st));
+                } else if ((w = wcwidth(wc)) < 0) {
+                        w = 1;
+                }
+                if (used + w > cols) {
                         *p = 0;
                         return;
                 }
+                used += w;
+                p += n;
+                left -= n;
         }
 }
 

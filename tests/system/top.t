@@ -50,9 +50,11 @@ expect_screen '^/home/u/proj +\$1\.750000' "... with the project's sum"
 "${TM[@]}" send-keys -t top g
 expect_screen '^By harness' "and back to harness"
 
+$CALL call "$S" --cost 0.01 --model "$(printf '模型%.0s' $(seq 30))" --tokens 10
+expect_screen '模型模型' "a model name in wide characters is drawn"
 "${TM[@]}" resize-window -t top -x 70 -y 20
 expect_screen '^Today +\$1\.750000' "after a resize the totals are still drawn"
-widest=$(screen | python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in sys.stdin))')
+widest=$(screen | python3 -c 'import sys, unicodedata as u; print(max(sum(2 if u.east_asian_width(c) in "WF" else 1 for c in l.rstrip("\n")) for l in sys.stdin))')
 check "... within the new width ($widest columns)" [ "$widest" -le 70 ]
 "${TM[@]}" resize-window -t top -x 140 -y 45
 
@@ -67,14 +69,14 @@ is "$(alt)" 0 "... and leaves the alternate screen"
 expect_screen '^rc=0 *$' "... with exit status 0"
 
 "${TM[@]}" send-keys -t top "clear; $C top" Enter
-expect_screen '^Today +\$1\.760000' "top runs again"
+expect_screen '^Today +\$1\.770000' "top runs again"
 stop_daemon
 expect_screen 'daemon gone, reconnecting' "the daemon stopping is shown"
 start_daemon; ok $? "daemon starts again"
 hides() { ! shows "$1"; }
 check "top reconnects" wait_until 10 hides 'daemon gone'
 $CALL call "$S" --cost 0.02 --model model-a --tokens 10
-expect_screen '^Today +\$1\.780000 +4,020 +4$' "... and follows the new daemon"
+expect_screen '^Today +\$1\.790000 +4,030 +5$' "... and follows the new daemon"
 pane=$("${TM[@]}" display -p -t top '#{pane_pid}')
 toppid=$(pgrep -P "$pane" | head -1)
 kill -TERM "$toppid"
@@ -86,10 +88,10 @@ expect_screen '^ echo *$' "... and echo on again"
 # piped: a plain line stream
 "$C" top >"$T/plain.out" 2>&1 &
 PPID_TOP=$!
-check "plain stream starts with the totals" wait_until 10 grep -q '^totals: today \$1\.780000 (4,020 tokens)' "$T/plain.out"
+check "plain stream starts with the totals" wait_until 10 grep -q '^totals: today \$1\.790000 (4,030 tokens)' "$T/plain.out"
 $CALL call "$S" --cost 0.04 --model model-a --tokens 90
 check "... prints the new row" wait_until 10 grep -q 'pi  prov/model-a .*total 90' "$T/plain.out"
-check "... and the new totals" wait_until 10 grep -q '^totals: today \$1\.820000 (4,110 tokens)' "$T/plain.out"
+check "... and the new totals" wait_until 10 grep -q '^totals: today \$1\.830000 (4,120 tokens)' "$T/plain.out"
 $CALL call "$S" --cost 0.01 --model $'evil\x1b[2Jmodel' --tokens 10
 check "... with control characters escaped" wait_until 10 grep -qF 'prov/evil\x1b[2Jmodel' "$T/plain.out"
 kill -INT "$PPID_TOP"; wait "$PPID_TOP"; rc=$?
