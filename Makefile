@@ -23,6 +23,9 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wpointer-arith -Wformat=2 -Wno-format-nonliteral -Wvla
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# ncurses only for `agentmeterctl top` (ctl/top.c): the daemon never links it.
+CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
+CURSES_LIBS   = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 ALL_CFLAGS = -std=gnu17 $(OPT) $(SAN) $(WARN) -D_GNU_SOURCE -DAM_VERSION='"$(VERSION)"' \
              -Icommon -Iadapters -Idaemon -Ictl $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDLIBS = $(SAN) $(PKG_LIBS) -lm $(LDLIBS)
@@ -65,8 +68,10 @@ $(BUILD)/libagentmeterctl.a: $(CTL_OBJ)
 	@rm -f $@
 	ar rcsT $@ $^
 
+$(BUILD)/ctl/top.o: ALL_CFLAGS += $(CURSES_CFLAGS)
+
 $(BUILD)/agentmeterctl: $(BUILD)/ctl/agentmeterctl.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
-	$(CC) -o $@ $^ $(ALL_LDLIBS)
+	$(CC) -o $@ $^ $(ALL_LDLIBS) $(CURSES_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)

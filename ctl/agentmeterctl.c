@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chart.h"
 #include "client.h"
 #include "jfield.h"
 #include "ledger.h"
@@ -20,6 +21,7 @@
 #include "report.h"
 #include "service.h"
 #include "render-status.h"
+#include "top.h"
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
@@ -27,7 +29,7 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
-        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8,
 };
 
 struct args {
@@ -53,9 +55,11 @@ static const char usage_text[] =
         "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
         "  sources [--json]                every file the daemon reads, with its counters\n"
         "  report daily|monthly|session|model|tool [--since YYYY-MM-DD] [--until YYYY-MM-DD]\n"
-        "         [--tz ZONE] [--harness ID,...] [--json|--csv]\n"
+        "         [--tz ZONE] [--harness ID,...] [--json|--csv|--chart]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
+        "  top                             live full-screen view: spend, 5-hour block, last\n"
+        "                                  calls (g: grouping, q: quit); lines when piped\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
@@ -194,6 +198,14 @@ static const char *local_zone(char *buf, size_t cap)
         return z ? z + strlen("zoneinfo/") : NULL;
 }
 
+/* The table, CSV, JSON, or with --chart the cost bars. */
+static int show_report(struct args *a, struct json_object *rep, enum render_format fmt)
+{
+        if (a->seen & O_CHART)
+                return chart_render(stdout, rep, chart_width(stdout));
+        return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO));
+}
+
 /* No daemon: the ledger, read-only, by this process. */
 static int report_from_ledger(struct args *a, enum report_kind kind, const char *tz,
                               enum render_format fmt)
@@ -235,7 +247,7 @@ static int report_from_ledger(struct args *a, enum report_kind kind, const char 
         }
         fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; read the ledger %s "
                         "directly (read-only)\n", socket_path(a), ledger_path(l));
-        return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO)) < 0 ? EXIT_ERR : EXIT_OK;
+        return show_report(a, rep, fmt) < 0 ? EXIT_ERR : EXIT_OK;
 }
 
 static int cmd_report(struct args *a)
@@ -251,6 +263,12 @@ static int cmd_report(struct args *a)
 
         if ((a->seen & O_JSON) && (a->seen & O_CSV))
                 return usage_error("%s", "--json and --csv exclude each other");
+        if ((a->seen & O_CHART) && (a->seen & (O_JSON | O_CSV)))
+                return usage_error("%s", "--chart draws for people; it excludes --json and --csv");
+        if ((a->seen & O_CHART) && strcmp(a->pos[1], "daily") != 0 &&
+            strcmp(a->pos[1], "weekly") != 0 && strcmp(a->pos[1], "monthly") != 0)
+                return usage_error("--chart is for daily, weekly and monthly reports, not '%s'",
+                                   a->pos[1]);
         if (report_kind_parse(a->pos[1], &kind) < 0)
                 return usage_error("unknown report '%s' (daily, monthly, session, model, tool)",
                                    a->pos[1]);
@@ -289,7 +307,7 @@ static int cmd_report(struct args *a)
                 free(detail);
                 return r;
         }
-        if (render_report(stdout, rep, fmt, isatty(STDOUT_FILENO)) < 0) {
+        if (show_report(a, rep, fmt) < 0) {
                 fputs("agentmeterctl: the daemon's report has no \"rows\" list\n", stderr);
                 return EXIT_ERR;
         }
@@ -330,6 +348,15 @@ static int cmd_tail(struct args *a)
                 r = call_failed(a, r, detail);
         free(detail);
         return r;
+}
+
+static int cmd_top(struct args *a)
+{
+        char zbuf[PATH_MAX];
+        struct top_options o = { .socket_path = socket_path(a), .state_dir = a->state_dir,
+                                 .tz = local_zone(zbuf, sizeof(zbuf)) };
+        int r = top_run(&o);
+        return r < 0 ? call_failed(a, r, NULL) : EXIT_OK;
 }
 
 static void print_scalars(struct json_object *res, const char *prefix)
@@ -388,8 +415,9 @@ static int cmd_help(struct args *a)
 static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0 },
         { "sources", cmd_sources, O_JSON, 0 },
-        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS, 1 },
+        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_CHART, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
+        { "top", cmd_top, 0, 0 },
         { "rescan", cmd_rescan, 0, 0 },
         { "version", cmd_version, 0, 0 },
         { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
@@ -399,6 +427,7 @@ static const struct command commands[] = {
 
 static const struct option longopts[] = {
         { "json", no_argument, NULL, 'j' },          { "csv", no_argument, NULL, 'c' },
+        { "chart", no_argument, NULL, 'C' },
         { "since", required_argument, NULL, 's' },   { "until", required_argument, NULL, 'u' },
         { "tz", required_argument, NULL, 'z' },      { "harness", required_argument, NULL, 'H' },
         { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
@@ -412,7 +441,7 @@ static const char *opt_name(unsigned bit)
         static const struct { unsigned bit; const char *name; } names[] = {
                 { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
-                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },
+                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },  { O_CHART, "--chart" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -429,6 +458,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 switch (c) {
                 case 'j': a->seen |= O_JSON; break;
                 case 'c': a->seen |= O_CSV; break;
+                case 'C': a->seen |= O_CHART; break;
                 case 's': a->seen |= O_SINCE, a->since = optarg; break;
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;

@@ -7,6 +7,7 @@
 
 #include "fmt.h"
 #include "jfield.h"
+#include "render-budget.h"
 #include "render-status.h"
 #include "table.h"
 
@@ -230,6 +231,7 @@ int render_status(FILE *f, struct json_object *st)
         }
         for (size_t i = 0; hs && i < json_object_array_length(hs); i++)
                 harness(f, json_object_array_get_idx(hs, i));
+        render_budgets(f, jfield(st, "budgets"));
         if (warn && json_object_array_length(warn) > 0) {
                 fputc('\n', f);
                 for (size_t i = 0; i < json_object_array_length(warn); i++)

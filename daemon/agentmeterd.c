@@ -16,12 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget-conf.h"
+#include "budget.h"
 #include "commands.h"
 #include "control.h"
 #include "ingest.h"
 #include "ledger.h"
 #include "log.h"
 #include "paths.h"
+#include "progress.h"
 #include "proto.h"
 #include "registry.h"
 #include "report.h"
@@ -39,6 +42,7 @@ struct daemon {
         struct ingest *ingest;
         struct watch *watch;
         struct control *control;
+        struct budget *budget;
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
         struct command_env commands;
         uint64_t reconcile_usec;
@@ -268,6 +272,7 @@ static int on_sync(sd_event_source *s, uint64_t usec, void *u)
 static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
 {
         struct daemon *d = u;
+        budget_on_rows(d->budget, rows, outcomes, n);
         if (!d->control || control_subscribers(d->control) == 0)
                 return;
         for (size_t i = 0; i < n; i++) {
@@ -313,6 +318,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         sd_notify(0, "RELOADING=1");
         log_info("reloading: re-running discovery and reconciling");
         rescan(d);
+        (void)budget_reload(d->budget);
         sd_notify(0, "READY=1");
         return 0;
 }
@@ -420,8 +426,11 @@ static int run_once(struct daemon *d)
         int r = ingest_reconcile(d->ingest);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "scan failed");
-        while (ingest_run(d->ingest, UINT64_MAX) > 0)
-                ;
+        struct progress pg;
+        progress_start(&pg, STDERR_FILENO);
+        while (ingest_run(d->ingest, SLICE_BYTES) > 0)
+                progress_update(&pg, d->ingest);
+        progress_end(&pg);
         r = ledger_sync(d->ledger);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "ledger sync failed");
@@ -510,11 +519,16 @@ static int setup_live(struct daemon *d)
         if (r < 0)
                 return log_errno(LOG_ERR, r, "cannot add timers");
 
+        char budgets[PATH_MAX];
+        if (budget_conf_path(budgets, sizeof(budgets)) < 0 ||
+            budget_new(d->event, d->ledger, budgets, &d->budget) < 0)
+                log_warning("cannot set up budgets; going on without");
         d->commands = (struct command_env){
                 .ledger = d->ledger, .ingest = d->ingest, .watch = d->watch,
                 .state_dir = d->state_dir, .socket_path = d->socket_path, .start_ms = d->start_ms,
                 .initial_scan_done = &d->initial_scan_done,
                 .warnings = (const char *const *)d->warnings, .rescan = rescan, .u = d,
+                .budget = d->budget,
         };
         r = sd_event_add_defer(d->event, &d->reconcile_soon, on_reconcile_soon, d);
         if (r < 0)
@@ -600,6 +614,7 @@ out:
                 sd_event_source_disable_unref(d.retry_timer);
                 sd_event_source_disable_unref(d.reconcile_soon);
         }
+        d.budget = budget_free(d.budget);
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "budget.h"
 #include "commands.h"
 #include "proto.h"
 #include "report.h"
@@ -20,7 +21,10 @@ static int cmd_status(const struct command_env *e, json_object **ret_result)
                 .watch = e->watch,
                 .warnings = e->warnings,
         };
-        return status_build(&si, ret_result);
+        int r = status_build(&si, ret_result);
+        if (r >= 0)
+                json_object_object_add(*ret_result, "budgets", budget_status_json(e->budget));
+        return r;
 }
 
 static int cmd_version(json_object **ret_result)

@@ -11,6 +11,7 @@
 #include "watch.h"
 
 struct json_object;
+struct budget;
 
 /* What the commands see of the daemon; owned by the daemon, which keeps
  * the pointed-to fields current. */
@@ -23,6 +24,7 @@ struct command_env {
         int64_t start_ms;
         const bool *initial_scan_done;
         const char *const *warnings; /* NULL-terminated */
+        const struct budget *budget; /* may be NULL: "budgets" in status */
         /* discovery again, watches re-armed, reconcile, reading scheduled */
         void (*rescan)(void *u);
         void *u;
