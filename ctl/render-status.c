@@ -220,6 +220,10 @@ int render_status(FILE *f, struct json_object *st)
                 or_dash(jstr(ledger, "path")), fmt_bytes((uint64_t)jint_or(ledger, "bytes", 0), a),
                 fmt_i64(jint_or(ledger, "rows", 0), b), fmt_i64(jint_or(ledger, "sessions", 0), c),
                 fmt_i64(jint_or(ledger, "sources", 0), d), fmt_i64(jint_or(ledger, "calls", 0), e));
+        if (jstr(ledger, "write_error"))
+                fprintf(f, "              CANNOT WRITE: %s; reading is paused and resumes by itself "
+                           "as soon as a commit succeeds (nothing is lost)\n",
+                        jstr(ledger, "write_error"));
         fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
         scan_progress(f, jfield(st, "ingest"));
         install_record(f, st);

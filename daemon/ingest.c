@@ -17,6 +17,8 @@
 
 #define MAX_ADAPTERS 8
 #define RETRY_MS 5000
+#define LEDGER_RETRY_MS 1000
+#define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
 
 struct ingest {
         struct ledger *ledger;
@@ -28,6 +30,8 @@ struct ingest {
         size_t nbuckets, n;
         struct source_rec *qhead, *qtail;
         int64_t retry_due_ms; /* earliest retry_at_ms of a source left out by ingest_run */
+        int ledger_error;     /* the last commit the ledger refused (0: writable) */
+        int64_t ledger_retry_ms; /* while refused: when to try again */
         struct tail_counters counters;
         int64_t last_commit_ms;
 };
@@ -437,6 +441,22 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
             : s->kind == CLASS_ZSTD_LINES ? tail_zstd_file(&t, &ctx, &out)
                                           : tail_file(&t, &ctx, &out);
+        if (t.ledger_error) {
+                /* the ledger, not the source: said once, as what it is; the
+                 * source stays queued and reading pauses until a commit can
+                 * succeed (retried every second) */
+                if (!in->ledger_error)
+                        log_full(LOG_ERR, NULL, ledger_path(in->ledger), t.ledger_error,
+                                 "the ledger cannot be written; reading paused, nothing is "
+                                 "lost: it resumes as soon as a commit succeeds");
+                in->ledger_error = t.ledger_error;
+                in->ledger_retry_ms = now_ms() + LEDGER_RETRY_MS;
+                return LEDGER_BLOCKED;
+        }
+        if (in->ledger_error) {
+                log_info("the ledger is writable again; reading resumed");
+                in->ledger_error = 0;
+        }
         if (r < 0) {
                 note_error(in, s, r);
                 s->retry_at_ms = now_ms() + RETRY_MS;
@@ -527,6 +547,10 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1);
                 if (more)
                         enqueue(in, s);
+                if (more == LEDGER_BLOCKED) {
+                        s->retry_wanted = true;
+                        break;
+                }
                 if (in->counters.bytes_read - start >= budget_bytes)
                         break;
         }
@@ -541,7 +565,14 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
 
 int64_t ingest_retry_due(const struct ingest *in)
 {
+        if (in->ledger_error && (!in->retry_due_ms || in->ledger_retry_ms < in->retry_due_ms))
+                return in->ledger_retry_ms;
         return in->retry_due_ms;
+}
+
+int ingest_ledger_error(const struct ingest *in)
+{
+        return in->ledger_error;
 }
 
 void ingest_queue_retries(struct ingest *in)

@@ -82,6 +82,9 @@ bool ingest_pending(const struct ingest *in);
  * it is due: ingest_retry_due() (CLOCK_REALTIME ms, 0: none). Then
  * ingest_queue_retries() queues those sources again. */
 int64_t ingest_retry_due(const struct ingest *in);
+/* The negative errno of the last commit the ledger refused (a full disk),
+ * 0 when it is writable. */
+int ingest_ledger_error(const struct ingest *in);
 void ingest_queue_retries(struct ingest *in);
 
 /* Iteration and figures for status. */

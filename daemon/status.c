@@ -241,6 +241,8 @@ int status_build(const struct status_info *si, struct json_object **ret)
         add(lo, "sessions", json_object_new_int64((int64_t)ls.sessions));
         add(lo, "sources", json_object_new_int64((int64_t)ls.sources));
         add(lo, "calls", json_object_new_int64((int64_t)ls.calls));
+        int lerr = ingest_ledger_error(si->ingest);
+        add(lo, "write_error", lerr ? json_object_new_string(strerror(-lerr)) : NULL);
         add(o, "ledger", lo);
         ingest_progress(si->ingest, &done, &known);
         add(io, "bytes_done", json_object_new_int64((int64_t)done));

@@ -211,6 +211,7 @@ static int commit(struct reader *rd)
         };
         r = ledger_commit(t->ledger, &b, &res);
         if (r < 0) {
+                t->ledger_error = r;
                 /* nothing was written: undo the counters we folded in */
                 cp->bytes_read -= rd->read_since_commit;
                 cp->lines -= rd->lines_since;

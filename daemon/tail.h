@@ -38,6 +38,8 @@ struct tail_ctx {
         void *u;
         bool verify_all;                /* check every consumed byte, not only the
                                          * cheap signs (an explicit rescan) */
+        int ledger_error;               /* set: the ledger refused a commit (full disk,
+                                         * map), the source itself is fine */
 };
 
 /* Results (besides negative errno, which means "could not read it now":
