@@ -64,6 +64,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
                 m->output = MAX(m->output, in->output);
                 m->cache_read = MAX(m->cache_read, in->cache_read);
                 m->cache_write = MAX(m->cache_write, in->cache_write);
+                m->cache_write_1h = MAX(m->cache_write_1h, in->cache_write_1h);
                 m->reasoning = MAX(m->reasoning, in->reasoning);
                 m->total = MAX(m->total, in->total);
                 m->flags |= ROW_F_TOKENS_KNOWN;
@@ -72,6 +73,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
             (m->cost_source == COST_NONE || in->cost_nano > m->cost_nano)) {
                 m->cost_nano = in->cost_nano;
                 m->cost_source = in->cost_source;
+                memcpy(m->price_source, in->price_source, sizeof(m->price_source));
         }
         /* the earliest time; a real time beats a fallback one */
         bool m_approx = m->flags & ROW_F_TIME_APPROX, in_approx = in->flags & ROW_F_TIME_APPROX;
@@ -89,6 +91,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
         fill_empty(m->provider, in->provider, sizeof(m->provider));
         fill_empty(m->model, in->model, sizeof(m->model));
         fill_empty(m->model_alias, in->model_alias, sizeof(m->model_alias));
+        fill_empty(m->tier, in->tier, sizeof(m->tier));
 }
 
 static int put_row(struct ledger *l, MDB_txn *txn, const struct usage_row *r, unsigned flags)

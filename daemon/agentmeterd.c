@@ -401,6 +401,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 
 struct options {
         bool once;
+        bool rebuild_rollups;
         int level;
         enum log_target target;
         unsigned reconcile_sec;
@@ -414,6 +415,7 @@ static void usage(FILE *f)
                 "Usage: agentmeterd [OPTIONS]\n"
                 "Meters what AI coding agents spend, into an LMDB ledger.\n\n"
                 "  --once                     ingest every source once, print a summary, exit\n"
+                "      --rebuild-rollups      recompute rollups and session sums from the rows, exit\n"
                 "  -v, --verbose              log debug messages\n"
                 "  -q, --quiet                log warnings and errors only\n"
                 "      --log-target=auto|console|journal\n"
@@ -429,9 +431,10 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-        enum { OPT_ONCE = 256, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION };
+        enum { OPT_ONCE = 256, OPT_REBUILD, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION };
         static const struct option longopts[] = {
                 { "once", no_argument, NULL, OPT_ONCE },
+                { "rebuild-rollups", no_argument, NULL, OPT_REBUILD },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "log-target", required_argument, NULL, OPT_TARGET },
@@ -446,6 +449,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) >= 0) {
                 switch (c) {
                 case OPT_ONCE: o->once = true; break;
+                case OPT_REBUILD: o->rebuild_rollups = true; break;
                 case 'v': o->level = LOG_DEBUG; break;
                 case 'q': o->level = LOG_WARNING; break;
                 case OPT_TARGET:
@@ -608,7 +612,7 @@ int main(int argc, char **argv)
         r = parse_options(argc, argv, &o);
         if (r)
                 return r;
-        if (o.once && o.target == LOG_TARGET_AUTO)
+        if ((o.once || o.rebuild_rollups) && o.target == LOG_TARGET_AUTO)
                 o.target = LOG_TARGET_CONSOLE;
         log_setup(o.target, o.level);
         d.reconcile_usec = (uint64_t)o.reconcile_sec * 1000000ULL;
@@ -633,6 +637,17 @@ int main(int argc, char **argv)
                           ledger_open_error() ? ": " : "",
                           ledger_open_error() ? ledger_open_error() : "");
                 return 1;
+        }
+        if (o.rebuild_rollups) {
+                r = ledger_rebuild_rollups(d.ledger);
+                if (r < 0)
+                        log_errno(LOG_ERR, r, "cannot rebuild the rollups: %s", ledger_error(d.ledger));
+                else
+                        r = ledger_sync(d.ledger);
+                if (r >= 0)
+                        printf("agentmeterd: rollups and session sums rebuilt from the rows of %s.\n",
+                               ledger_path(d.ledger));
+                goto out;
         }
         (void)status_record_install_env(d.ledger);
         r = ingest_new(d.ledger, &registry_process_env, &hooks, &d.ingest);
