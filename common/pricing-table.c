@@ -455,6 +455,15 @@ static int read_small_file(const char *path, char **ret_text, size_t *ret_len)
         return 0;
 }
 
+/* Text quoted from a user's file reaches the journal and terminals:
+ * control bytes become '?'. */
+static void defang(char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || *s == 0x7f)
+                        *s = '?';
+}
+
 static uint64_t count_lines_of(const struct price_table *t)
 {
         uint64_t n = t->n_mults;
@@ -498,6 +507,7 @@ int price_table_load(const char *override_path, struct price_table **ret_table)
                 /* ignored as a whole: start again from the built-in table alone */
                 struct price_table fresh = {0};
                 snprintf(t->override_error, sizeof(t->override_error), "line %u: %s", line, err);
+                defang(t->override_error);
                 r = price_table_parse(&fresh, pricing_builtin_text, blen, false, &line, err, sizeof(err));
                 if (r < 0)
                         goto nomem;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "fmt.h"
 #include "jfield.h"
 #include "ledger.h"
 #include "paths.h"
@@ -57,6 +58,8 @@ static const char usage_text[] =
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
+        "  reprice                         reload the price table and override, re-price\n"
+        "                                  every row agentmeterd priced (vendor costs stay)\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
         "                                  discovery variables; enable and (re)start it\n"
@@ -352,6 +355,26 @@ static int cmd_rescan(struct args *a)
         return EXIT_OK;
 }
 
+static int cmd_reprice(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        char d[FMT_MAX], n[FMT_MAX];
+        int r = call(a, "reprice", NULL, 600000, &res);
+        int64_t delta = jint_or(res, "cost_delta_nano", 0);
+
+        if (r < 0)
+                return -r;
+        printf("agentmeterd: repriced with the table of %s%s: %s of %s rows changed, cost %s%lld.%09lld USD\n",
+               jstr(res, "table") ? jstr(res, "table") : "-",
+               jbool(res, "override_loaded") ? " and the override" : "",
+               fmt_i64(jint_or(res, "rows_changed", 0), d), fmt_i64(jint_or(res, "rows_seen", 0), n),
+               delta < 0 ? "-" : "+", (long long)((delta < 0 ? -delta : delta) / 1000000000),
+               (long long)((delta < 0 ? -delta : delta) % 1000000000));
+        if (jstr(res, "override_error"))
+                printf("warning: price override ignored: %s\n", jstr(res, "override_error"));
+        return EXIT_OK;
+}
+
 static int cmd_version(struct args *a)
 {
         _cleanup_json_ struct json_object *res = NULL;
@@ -391,6 +414,7 @@ static const struct command commands[] = {
         { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
         { "rescan", cmd_rescan, 0, 0 },
+        { "reprice", cmd_reprice, 0, 0 },
         { "version", cmd_version, 0, 0 },
         { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
         { "uninstall", cmd_uninstall, 0, 0 },

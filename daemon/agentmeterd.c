@@ -22,6 +22,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "paths.h"
+#include "prices.h"
 #include "proto.h"
 #include "registry.h"
 #include "report.h"
@@ -39,6 +40,7 @@ struct daemon {
         struct ingest *ingest;
         struct watch *watch;
         struct control *control;
+        struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
@@ -333,7 +335,10 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                         .watch = d->watch,
                         .warnings = (const char *const *)d->warnings,
                 };
-                return status_build(&si, ret_result);
+                int r = status_build(&si, ret_result);
+                if (r >= 0)
+                        json_object_object_add(*ret_result, "prices", prices_status_json(d->prices, d->ledger));
+                return r;
         }
         if (strcmp(cmd, "sources") == 0)
                 return sources_build(d->ingest, ret_result);
@@ -356,6 +361,8 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 *ret_result = o;
                 return 0;
         }
+        if (strcmp(cmd, "reprice") == 0)
+                return prices_reprice_command(d->prices, d->ledger, ret_result, ret_code, ret_error);
         if (strcmp(cmd, "report") == 0) {
                 struct report_query q;
                 int r = report_query_from_json(req, &q, ret_error);
@@ -366,7 +373,7 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 return r;
         }
         *ret_code = "unknown-command";
-        *ret_error = "unknown command (try: status, sources, report, rescan, tail, version)";
+        *ret_error = "unknown command (try: status, sources, report, rescan, reprice, tail, version)";
         return -EINVAL;
 }
 
@@ -389,6 +396,8 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         (void)si;
         sd_notify(0, "RELOADING=1");
         log_info("reloading: re-running discovery and reconciling");
+        if (d->prices && prices_reload(d->prices) > 0)
+                (void)prices_reprice(d->prices, d->ledger, NULL);
         (void)ingest_discover(d->ingest);
         watch_roots(d);
         (void)ingest_reconcile(d->ingest);
@@ -658,6 +667,10 @@ int main(int argc, char **argv)
         r = ingest_discover(d.ingest);
         if (r < 0)
                 goto out;
+        if (prices_new(&d.prices) == 0) {
+                ingest_set_prices(d.ingest, prices_table(d.prices));
+                (void)prices_reprice_if_changed(d.prices, d.ledger);
+        }
 
         if (o.once) {
                 r = run_once(&d);
@@ -681,6 +694,7 @@ out:
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);
+        d.prices = prices_free(d.prices);
         d.ledger = ledger_close(d.ledger);
         d.event = sd_event_unref(d.event);
         for (size_t i = 0; i < d.n_warnings; i++)

@@ -9,6 +9,7 @@
 
 #include "adapter.h"
 #include "ledger.h"
+#include "pricing.h"
 
 struct tail_limits {
         size_t max_line;        /* longer lines are skipped to their newline */
@@ -34,6 +35,7 @@ struct tail_ctx {
         struct tail_counters *counters; /* optional */
         tail_rows_fn on_rows;           /* optional */
         void *u;
+        const struct price_table *prices; /* optional: prices rows before each commit */
 };
 
 /* Results (besides negative errno, which means "could not read it now":
