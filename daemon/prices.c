@@ -133,7 +133,8 @@ int prices_reprice(struct prices *p, struct ledger *l, struct reprice_result *re
         r = ledger_meta_set(l, META_KEY, fp);
         if (r < 0)
                 log_errno(LOG_WARNING, r, "cannot record which price table priced the ledger");
-        log_info("repriced with %s%s: %" PRIu64 " of %" PRIu64 " rows changed, cost %+.6f USD, "
+        log_full(res.rows_changed ? LOG_INFO : LOG_DEBUG, NULL, NULL, 0,
+                 "repriced with %s%s: %" PRIu64 " of %" PRIu64 " rows changed, cost %+.6f USD, "
                  "%" PRIu64 " transactions",
                  p->table->label, p->table->override_loaded ? " and the override" : "",
                  res.rows_changed, res.rows_seen, (double)res.cost_delta_nano / 1e9, res.txns);
