@@ -1,6 +1,8 @@
 /* Repricing stored rows: a resumable walk over the usage db in bounded
  * write transactions; each changed row is rewritten and its old
- * contribution to the sums swapped for the new one in the same txn. */
+ * contribution to the sums swapped for the new one in the same txn (the
+ * rows are written back after the cursor walk, so it never moves under
+ * its own writes). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -8,6 +10,12 @@
 
 #include "ledger-internal.h"
 #include "ledger-reprice.h"
+
+struct pending {
+        uint8_t key[ROW_KEY_SIZE];
+        size_t len;
+        uint8_t value[ROW_ENCODED_MAX];
+};
 
 struct reprice_ctx {
         ledger_reprice_fn fn;
@@ -17,13 +25,16 @@ struct reprice_ctx {
         uint8_t start[ROW_KEY_SIZE], next[ROW_KEY_SIZE];
         struct reprice_result txn_res; /* of the current attempt */
         struct usage_row old, now;
+        struct pending *pend;          /* limit entries: rows to write back */
+        size_t n_pend;
 };
 
-static int reprice_one(struct ledger *l, MDB_txn *txn, MDB_cursor *c, const MDB_val *k,
-                       const MDB_val *v, struct reprice_ctx *x)
+/* Reads one row, lets fn reprice it; a changed row has its sums swapped
+ * now and its new value queued (written after the cursor walk). */
+static int reprice_one(struct ledger *l, MDB_txn *txn, const MDB_val *k, const MDB_val *v,
+                       struct reprice_ctx *x)
 {
-        uint8_t buf[ROW_ENCODED_MAX];
-        MDB_val nv = {.mv_data = buf};
+        struct pending *p = &x->pend[x->n_pend];
         int r;
 
         if (k->mv_size != ROW_KEY_SIZE)
@@ -39,16 +50,15 @@ static int reprice_one(struct ledger *l, MDB_txn *txn, MDB_cursor *c, const MDB_
         /* only the price may move; anything else would corrupt the sums' keys */
         x->now.time_ms = x->old.time_ms;
         x->now.flags = x->old.flags;
-        r = row_encode(&x->now, buf, sizeof(buf), &nv.mv_size);
-        if (r < 0)
-                return r;
-        r = ledger_fail(l, mdb_cursor_put(c, (MDB_val *)k, &nv, MDB_CURRENT));
+        r = row_encode(&x->now, p->value, sizeof(p->value), &p->len);
         if (r == 0)
                 r = ledger_sums_apply(l, txn, &x->old, -1);
         if (r == 0)
                 r = ledger_sums_apply(l, txn, &x->now, +1);
         if (r < 0)
                 return r;
+        memcpy(p->key, k->mv_data, ROW_KEY_SIZE);
+        x->n_pend++;
         x->txn_res.rows_changed++;
         x->txn_res.cost_delta_nano += (x->now.cost_source != COST_NONE ? x->now.cost_nano : 0) -
                                       (x->old.cost_source != COST_NONE ? x->old.cost_nano : 0);
@@ -65,6 +75,7 @@ static int reprice_txn(struct ledger *l, MDB_txn *txn, void *u)
 
         memset(&x->txn_res, 0, sizeof(x->txn_res));
         x->done = false;
+        x->n_pend = 0;
         rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
         if (rc)
                 return ledger_fail(l, rc);
@@ -78,7 +89,7 @@ static int reprice_txn(struct ledger *l, MDB_txn *txn, void *u)
                                 memcpy(x->next, k.mv_data, ROW_KEY_SIZE);
                         break;
                 }
-                r = reprice_one(l, txn, c, &k, &v, x);
+                r = reprice_one(l, txn, &k, &v, x);
                 if (r < 0)
                         break;
                 n++;
@@ -88,6 +99,11 @@ static int reprice_txn(struct ledger *l, MDB_txn *txn, void *u)
         else if (r == 0 && rc != 0)
                 r = ledger_fail(l, rc);
         mdb_cursor_close(c);
+        for (size_t i = 0; r == 0 && i < x->n_pend; i++) {
+                MDB_val pk = {.mv_size = ROW_KEY_SIZE, .mv_data = x->pend[i].key},
+                        pv = {.mv_size = x->pend[i].len, .mv_data = x->pend[i].value};
+                r = ledger_fail(l, mdb_put(txn, l->dbi[DB_USAGE], &pk, &pv, 0));
+        }
         return r;
 }
 
@@ -103,6 +119,11 @@ int ledger_reprice(struct ledger *l, ledger_reprice_fn fn, void *u, size_t rows_
         x->fn = fn;
         x->u = u;
         x->limit = rows_per_txn ? rows_per_txn : 1;
+        x->pend = calloc(x->limit, sizeof(*x->pend));
+        if (!x->pend) {
+                free(x);
+                return -ENOMEM;
+        }
         while (!x->done) {
                 r = ledger_write(l, reprice_txn, x);
                 if (r < 0)
@@ -114,6 +135,7 @@ int ledger_reprice(struct ledger *l, ledger_reprice_fn fn, void *u, size_t rows_
                 memcpy(x->start, x->next, ROW_KEY_SIZE);
                 x->have_start = true;
         }
+        free(x->pend);
         free(x);
         if (r == 0 && ret_result)
                 *ret_result = total;

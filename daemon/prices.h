@@ -14,7 +14,7 @@ struct json_object;
 struct prices;
 
 #define PRICES_FILE "prices.conf"
-#define PRICES_REPRICE_ROWS_PER_TXN 4096
+#define PRICES_REPRICE_ROWS_PER_TXN 1024 /* x 2 KiB of queued values */
 
 /* Loads the table (a bad override is logged and ignored); -ENOMEM or
  * -EBADMSG (a broken built-in table) only. */
