@@ -226,7 +226,8 @@ json_object *prices_status_json(const struct prices *p, struct ledger *l)
         add(ov, "error", t ? str_or_null(t->override_error) : NULL);
         add(o, "override", ov);
         if (ledger_foreach_rollup(l, INT64_MIN, INT64_MAX, unpriced_cb, &up) == 0 && up.err == 0) {
-                qsort(up.v, up.n, sizeof(*up.v), by_rows_desc);
+                if (up.n)
+                        qsort(up.v, up.n, sizeof(*up.v), by_rows_desc);
                 for (size_t i = 0; i < up.n; i++) {
                         json_object *m = json_object_new_object();
                         add(m, "harness", json_object_new_string(up.v[i].tool));
