@@ -33,6 +33,13 @@ mkdir -p "$HOME/.pi"
 cp -a "$FIX/pi/agent" "$HOME/.pi/agent"
 "$D" --state-dir "$L" --once >/dev/null 2>&1
 ok $? "--once over the fixtures into the upgraded ledger"
+tok='.totals | {events, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens}'
+is "$("$C" --state-dir "$L" report daily --json 2>/dev/null | jq -cS "$tok")" \
+	"$(jq -cS "$tok" "$FIX/ledger-v1/report-daily.json")" \
+	"after the daemon wrote to it (and repriced): the same rows and tokens"
+vendor='[.rows[] | select(.cost_source == "vendor-reported") | {key, cost_usd}]'
+is "$("$C" --state-dir "$L" report session --json 2>/dev/null | jq -cS "$vendor")" \
+	"$(jq -cS "$vendor" "$FIX/ledger-v1/report-session.json")" "vendor-priced sessions keep their costs"
 before=$(for r in daily model session; do report "$r"; done)
 "$D" --state-dir "$L" --rebuild-rollups >/dev/null 2>&1
 after=$(for r in daily model session; do report "$r"; done)
