@@ -364,12 +364,13 @@ static int cmd_reprice(struct args *a)
 
         if (r < 0)
                 return -r;
-        printf("agentmeterd: repriced with the table of %s%s: %s of %s rows changed, cost %s%lld.%09lld USD\n",
+        /* micro-dollars, as reports show them */
+        long long micro = (long long)(((delta < 0 ? -delta : delta) + 500) / 1000);
+        printf("agentmeterd: repriced with the table of %s%s: %s of %s rows changed, cost %s$%lld.%06lld\n",
                jstr(res, "table") ? jstr(res, "table") : "-",
                jbool(res, "override_loaded") ? " and the override" : "",
                fmt_i64(jint_or(res, "rows_changed", 0), d), fmt_i64(jint_or(res, "rows_seen", 0), n),
-               delta < 0 ? "-" : "+", (long long)((delta < 0 ? -delta : delta) / 1000000000),
-               (long long)((delta < 0 ? -delta : delta) % 1000000000));
+               delta < 0 ? "-" : "+", micro / 1000000, micro % 1000000);
         if (jstr(res, "override_error"))
                 printf("warning: price override ignored: %s\n", jstr(res, "override_error"));
         return EXIT_OK;
