@@ -32,7 +32,7 @@ ALL_LDLIBS = $(SAN) $(PKG_LIBS) -lm $(LDLIBS)
 
 LIB_SRC    := $(wildcard common/*.c) $(wildcard adapters/*.c) \
               $(filter-out daemon/agentmeterd.c,$(wildcard daemon/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prices-data.o
 CTL_SRC    := $(filter-out ctl/agentmeterctl.c,$(wildcard ctl/*.c))
 CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test-*.c)
@@ -55,6 +55,14 @@ all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_
 
 $(BUILD)/%.o: %.c $(HEADERS) | deps-quiet
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The built-in price table: data/prices.conf as a C string (pricing.h).
+$(BUILD)/gen/prices-data.c: data/prices.conf data/embed.sh
+	@mkdir -p $(dir $@)
+	data/embed.sh pricing_builtin_text $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/prices-data.o: $(BUILD)/gen/prices-data.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libagentmeter.a: $(LIB_OBJ)

@@ -73,6 +73,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
             (m->cost_source == COST_NONE || in->cost_nano > m->cost_nano)) {
                 m->cost_nano = in->cost_nano;
                 m->cost_source = in->cost_source;
+                memcpy(m->price_source, in->price_source, sizeof(m->price_source));
         }
         /* the earliest time; a real time beats a fallback one */
         bool m_approx = m->flags & ROW_F_TIME_APPROX, in_approx = in->flags & ROW_F_TIME_APPROX;

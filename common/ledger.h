@@ -142,6 +142,7 @@ struct usage_sums {
         int64_t cost_nano;
         uint64_t events, priced_events, token_events, calls;
         uint64_t computed_events; /* priced by our table (the rest of priced_events: vendor) */
+        uint64_t cache_write_1h;  /* the 1-hour-TTL part of cache_write */
 };
 
 void usage_sums_add_row(struct usage_sums *s, const struct usage_row *r, int sign);

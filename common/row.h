@@ -109,7 +109,7 @@ void row_call_key(const struct row_key *usage_key, uint32_t index, const char *c
 /* Binary encoding of the row (without calls: those live in the activity db,
  * n_calls is kept). Encoded size is at most ROW_ENCODED_MAX. */
 #define ROW_ENCODED_MAX 2048
-#define ROW_FORMAT_VERSION 1
+#define ROW_FORMAT_VERSION 2 /* 2: + cache_write_1h, tier, price_source; 1 still decodes */
 int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len);
 /* -EBADMSG on a truncated or unknown-version value. Calls are not restored;
  * the key (the LMDB key, not in the value) comes back zeroed. */

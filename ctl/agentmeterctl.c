@@ -13,6 +13,7 @@
 
 #include "chart.h"
 #include "client.h"
+#include "fmt.h"
 #include "jfield.h"
 #include "ledger.h"
 #include "paths.h"
@@ -61,6 +62,8 @@ static const char usage_text[] =
         "  top                             live full-screen view: spend, 5-hour block, last\n"
         "                                  calls (g: grouping, q: quit); lines when piped\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
+        "  reprice                         reload the price table and override, re-price\n"
+        "                                  every row agentmeterd priced (vendor costs stay)\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
         "                                  discovery variables; enable and (re)start it\n"
@@ -379,6 +382,27 @@ static int cmd_rescan(struct args *a)
         return EXIT_OK;
 }
 
+static int cmd_reprice(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        char d[FMT_MAX], n[FMT_MAX];
+        int r = call(a, "reprice", NULL, 600000, &res);
+        int64_t delta = jint_or(res, "cost_delta_nano", 0);
+
+        if (r < 0)
+                return -r;
+        /* micro-dollars, as reports show them */
+        long long micro = (long long)(((delta < 0 ? -delta : delta) + 500) / 1000);
+        printf("agentmeterd: repriced with the table of %s%s: %s of %s rows changed, cost %s$%lld.%06lld\n",
+               jstr(res, "table") ? jstr(res, "table") : "-",
+               jbool(res, "override_loaded") ? " and the override" : "",
+               fmt_i64(jint_or(res, "rows_changed", 0), d), fmt_i64(jint_or(res, "rows_seen", 0), n),
+               delta < 0 ? "-" : "+", micro / 1000000, micro % 1000000);
+        if (jstr(res, "override_error"))
+                printf("warning: price override ignored: %s\n", jstr(res, "override_error"));
+        return EXIT_OK;
+}
+
 static int cmd_version(struct args *a)
 {
         _cleanup_json_ struct json_object *res = NULL;
@@ -419,6 +443,7 @@ static const struct command commands[] = {
         { "tail", cmd_tail, O_JSON, 0 },
         { "top", cmd_top, 0, 0 },
         { "rescan", cmd_rescan, 0, 0 },
+        { "reprice", cmd_reprice, 0, 0 },
         { "version", cmd_version, 0, 0 },
         { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
         { "uninstall", cmd_uninstall, 0, 0 },

@@ -205,6 +205,34 @@ static void harness(FILE *f, struct json_object *h)
         agents_archives(f, jfield(h, "agents"));
 }
 
+/* The price table, the user's override and what is left unpriced. */
+static void prices(FILE *f, struct json_object *p)
+{
+        struct json_object *ov = jfield(p, "override"), *um = jfield(p, "unpriced_by_model");
+        char a[FMT_MAX];
+
+        if (!p)
+                return;
+        fprintf(f, "prices        table of %s, %s models", or_dash(jstr(p, "table")),
+                fmt_i64(jint_or(p, "models", 0), a));
+        if (jbool(ov, "loaded"))
+                fprintf(f, "; override %s (%lld entries)", or_dash(jstr(ov, "path")),
+                        (long long)jint_or(ov, "entries", 0));
+        fputc('\n', f);
+        if (jstr(ov, "error"))
+                fprintf(f, "  override %s ignored: %s\n", or_dash(jstr(ov, "path")), jstr(ov, "error"));
+        fprintf(f, "  unpriced rows %s", fmt_i64(jint_or(p, "unpriced_rows", 0), a));
+        for (size_t i = 0; um && i < json_object_array_length(um) && i < 8; i++) {
+                struct json_object *m = json_object_array_get_idx(um, i);
+                fprintf(f, "%s%s %s/%s %lld", i ? ", " : ": ", or_dash(jstr(m, "harness")),
+                        or_dash(jstr(m, "provider")), or_dash(jstr(m, "model")),
+                        (long long)jint_or(m, "rows", 0));
+        }
+        if (um && json_object_array_length(um) > 8)
+                fputs(", ...", f);
+        fputc('\n', f);
+}
+
 int render_status(FILE *f, struct json_object *st)
 {
         struct json_object *ledger = jfield(st, "ledger"), *hs = jfield(st, "harnesses"),
@@ -226,6 +254,7 @@ int render_status(FILE *f, struct json_object *st)
                         jstr(ledger, "write_error"));
         fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
         scan_progress(f, jfield(st, "ingest"));
+        prices(f, jfield(st, "prices"));
         install_record(f, st);
         if (env && json_object_object_length(env) > 0) {
                 fputs("environment  ", f);

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "paths.h"
 #include "progress.h"
+#include "prices.h"
 #include "proto.h"
 #include "registry.h"
 #include "report.h"
@@ -43,6 +44,7 @@ struct daemon {
         struct watch *watch;
         struct control *control;
         struct budget *budget;
+        struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
         struct command_env commands;
         uint64_t reconcile_usec;
@@ -317,6 +319,8 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         (void)si;
         sd_notify(0, "RELOADING=1");
         log_info("reloading: re-running discovery and reconciling");
+        if (d->prices && prices_reload(d->prices) > 0)
+                (void)prices_reprice(d->prices, d->ledger, NULL);
         rescan(d);
         (void)budget_reload(d->budget);
         sd_notify(0, "READY=1");
@@ -327,6 +331,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 
 struct options {
         bool once;
+        bool rebuild_rollups;
         int level;
         enum log_target target;
         unsigned reconcile_sec;
@@ -340,6 +345,7 @@ static void usage(FILE *f)
                 "Usage: agentmeterd [OPTIONS]\n"
                 "Meters what AI coding agents spend, into an LMDB ledger.\n\n"
                 "  --once                     ingest every source once, print a summary, exit\n"
+                "      --rebuild-rollups      recompute rollups and session sums from the rows, exit\n"
                 "  -v, --verbose              log debug messages\n"
                 "  -q, --quiet                log warnings and errors only\n"
                 "      --log-target=auto|console|journal\n"
@@ -367,10 +373,11 @@ static void list_variables(void)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-        enum { OPT_ONCE = 256, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION,
-               OPT_LIST_VARS };
+        enum { OPT_ONCE = 256, OPT_REBUILD, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET,
+               OPT_VERSION, OPT_LIST_VARS };
         static const struct option longopts[] = {
                 { "once", no_argument, NULL, OPT_ONCE },
+                { "rebuild-rollups", no_argument, NULL, OPT_REBUILD },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "log-target", required_argument, NULL, OPT_TARGET },
@@ -386,6 +393,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) >= 0) {
                 switch (c) {
                 case OPT_ONCE: o->once = true; break;
+                case OPT_REBUILD: o->rebuild_rollups = true; break;
                 case 'v': o->level = LOG_DEBUG; break;
                 case 'q': o->level = LOG_WARNING; break;
                 case OPT_TARGET:
@@ -528,7 +536,7 @@ static int setup_live(struct daemon *d)
                 .state_dir = d->state_dir, .socket_path = d->socket_path, .start_ms = d->start_ms,
                 .initial_scan_done = &d->initial_scan_done,
                 .warnings = (const char *const *)d->warnings, .rescan = rescan, .u = d,
-                .budget = d->budget,
+                .budget = d->budget, .prices = d->prices,
         };
         r = sd_event_add_defer(d->event, &d->reconcile_soon, on_reconcile_soon, d);
         if (r < 0)
@@ -558,7 +566,7 @@ int main(int argc, char **argv)
         r = parse_options(argc, argv, &o);
         if (r)
                 return r;
-        if (o.once && o.target == LOG_TARGET_AUTO)
+        if ((o.once || o.rebuild_rollups) && o.target == LOG_TARGET_AUTO)
                 o.target = LOG_TARGET_CONSOLE;
         log_setup(o.target, o.level);
         d.reconcile_usec = (uint64_t)o.reconcile_sec * 1000000ULL;
@@ -584,6 +592,17 @@ int main(int argc, char **argv)
                           ledger_open_error() ? ledger_open_error() : "");
                 return 1;
         }
+        if (o.rebuild_rollups) {
+                r = ledger_rebuild_rollups(d.ledger);
+                if (r < 0)
+                        log_errno(LOG_ERR, r, "cannot rebuild the rollups: %s", ledger_error(d.ledger));
+                else
+                        r = ledger_sync(d.ledger);
+                if (r >= 0)
+                        printf("agentmeterd: rollups and session sums rebuilt from the rows of %s.\n",
+                               ledger_path(d.ledger));
+                goto out;
+        }
         (void)status_record_install_env(d.ledger);
         r = ingest_new(d.ledger, &registry_process_env, &hooks, &d.ingest);
         if (r < 0) {
@@ -593,6 +612,10 @@ int main(int argc, char **argv)
         r = ingest_discover(d.ingest);
         if (r < 0)
                 goto out;
+        if (prices_new(&d.prices) == 0) {
+                ingest_set_prices(d.ingest, prices_table(d.prices));
+                (void)prices_reprice_if_changed(d.prices, d.ledger);
+        }
 
         if (o.once) {
                 r = run_once(&d);
@@ -618,6 +641,7 @@ out:
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);
+        d.prices = prices_free(d.prices);
         d.ledger = ledger_close(d.ledger);
         d.event = sd_event_unref(d.event);
         for (size_t i = 0; i < d.n_warnings; i++)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "budget.h"
+#include "prices.h"
 #include "commands.h"
 #include "proto.h"
 #include "report.h"
@@ -24,6 +25,8 @@ static int cmd_status(const struct command_env *e, json_object **ret_result)
         int r = status_build(&si, ret_result);
         if (r >= 0)
                 json_object_object_add(*ret_result, "budgets", budget_status_json(e->budget));
+        if (r >= 0)
+                json_object_object_add(*ret_result, "prices", prices_status_json(e->prices, e->ledger));
         return r;
 }
 
@@ -78,7 +81,9 @@ int commands_handle(void *u, const char *cmd, json_object *req, json_object **re
                 return cmd_rescan(e, ret_result);
         if (strcmp(cmd, "report") == 0)
                 return cmd_report(e, req, ret_result, ret_code, ret_error);
+        if (strcmp(cmd, "reprice") == 0)
+                return prices_reprice_command(e->prices, e->ledger, ret_result, ret_code, ret_error);
         *ret_code = "unknown-command";
-        *ret_error = "unknown command (try: status, sources, report, rescan, tail, version)";
+        *ret_error = "unknown command (try: status, sources, report, rescan, reprice, tail, version)";
         return -EINVAL;
 }

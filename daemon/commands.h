@@ -12,6 +12,7 @@
 
 struct json_object;
 struct budget;
+struct prices;
 
 /* What the commands see of the daemon; owned by the daemon, which keeps
  * the pointed-to fields current. */
@@ -25,6 +26,7 @@ struct command_env {
         const bool *initial_scan_done;
         const char *const *warnings; /* NULL-terminated */
         const struct budget *budget; /* may be NULL: "budgets" in status */
+        struct prices *prices;       /* may be NULL: "prices" in status, reprice */
         /* discovery again, watches re-armed, reconcile, reading scheduled */
         void (*rescan)(void *u);
         void *u;

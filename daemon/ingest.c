@@ -34,6 +34,7 @@ struct ingest {
         int64_t ledger_retry_ms; /* while refused: when to try again */
         struct tail_counters counters;
         int64_t last_commit_ms;
+        const struct price_table *prices;
 };
 
 static int64_t now_ms(void)
@@ -415,6 +416,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
                 .counters = &in->counters,
                 .on_rows = on_rows,
                 .u = in,
+                .prices = in->prices,
         };
         struct source_ctx ctx = {
                 .adapter = s->adapter,
@@ -660,4 +662,9 @@ struct ledger *ingest_ledger(const struct ingest *in)
 int64_t ingest_last_commit_ms(const struct ingest *in)
 {
         return in->last_commit_ms;
+}
+
+void ingest_set_prices(struct ingest *in, const struct price_table *t)
+{
+        in->prices = t;
 }

@@ -96,4 +96,7 @@ void ingest_adapter_stats(const struct ingest *in, const struct adapter *a,
                           struct adapter_stats *ret);
 const void *ingest_adapter_config(const struct ingest *in, const struct adapter *a);
 struct ledger *ingest_ledger(const struct ingest *in);
+/* The price table rows are priced with before each commit (NULL: none);
+ * the caller keeps it alive while set. */
+void ingest_set_prices(struct ingest *in, const struct price_table *t);
 int64_t ingest_last_commit_ms(const struct ingest *in);

@@ -200,6 +200,7 @@ static int commit(struct reader *rd)
         cp->oversized += rd->oversized_since;
         cp->last_commit_ms = now_ms();
 
+        pricing_apply_batch(t->prices, &rd->batch);
         struct commit_batch b = {
                 .source_path = rd->src->path,
                 .cp = cp,

@@ -11,6 +11,7 @@
 
 #include "adapter.h"
 #include "ledger.h"
+#include "pricing.h"
 
 struct tail_limits {
         size_t max_line;        /* longer lines are skipped to their newline */
@@ -40,6 +41,7 @@ struct tail_ctx {
                                          * cheap signs (an explicit rescan) */
         int ledger_error;               /* set: the ledger refused a commit (full disk,
                                          * map), the source itself is fine */
+        const struct price_table *prices; /* optional: prices rows before each commit */
 };
 
 /* Results (besides negative errno, which means "could not read it now":

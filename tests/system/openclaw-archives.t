@@ -14,6 +14,11 @@ for tool in sqlite3 zstd jq python3; do
 done
 python3 -c 'import sqlite3' 2>/dev/null || skip_all "needs python3's sqlite3"
 new_env
+# the totals are the vendor costs the files carry; a vendor 0 with tokens
+# (gpt-5.1 in the JSONL-era fixture) would be priced by our table
+# (tests/system/prices.t checks that): price it at 0 here
+mkdir -p "$XDG_CONFIG_HOME/agentmeterd"
+echo 'price gpt-5.1 in=0 out=0 cache_read=0' > "$XDG_CONFIG_HOME/agentmeterd/prices.conf"
 AX=$FIX/openclaw/archives
 PY=(python3 "$AM_SRCDIR/tests/system/openclaw-archives.py")
 once() { "$D" --once >>"$T/once.log" 2>&1; }
