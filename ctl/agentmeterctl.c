@@ -27,12 +27,12 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
-        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_COST = 1 << 8,
 };
 
 struct args {
         unsigned seen;
-        const char *socket, *state_dir, *since, *until, *tz;
+        const char *socket, *state_dir, *since, *until, *tz, *cost;
         char harness[256];
         const char *pos[4];
         int n_pos;
@@ -53,7 +53,7 @@ static const char usage_text[] =
         "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
         "  sources [--json]                every file the daemon reads, with its counters\n"
         "  report daily|monthly|session|model|tool [--since YYYY-MM-DD] [--until YYYY-MM-DD]\n"
-        "         [--tz ZONE] [--harness ID,...] [--json|--csv]\n"
+        "         [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed] [--json|--csv]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
@@ -201,6 +201,8 @@ static int report_from_ledger(struct args *a, enum report_kind kind, const char 
         _cleanup_(ledger_closep) struct ledger *l = NULL;
         _cleanup_json_ struct json_object *rep = NULL;
         struct report_query q = { .kind = kind, .tz = tz, .since = a->since, .until = a->until };
+        if (a->cost)
+                (void)report_cost_parse(a->cost, &q.cost); /* checked by cmd_report */
         char dir[PATH_MAX], hbuf[sizeof(a->harness)];
         const char *err = NULL;
         int r;
@@ -245,6 +247,7 @@ static int cmd_report(struct args *a)
                                  : a->seen & O_CSV ? RENDER_CSV
                                                    : RENDER_TABLE;
         enum report_kind kind;
+        enum report_cost cost;
         char zbuf[PATH_MAX], *detail = NULL;
         const char *tz = a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf));
         int r;
@@ -258,8 +261,12 @@ static int cmd_report(struct args *a)
                 return usage_error("--since wants YYYY-MM-DD, not '%s'", a->since);
         if (a->until && !valid_day(a->until))
                 return usage_error("--until wants YYYY-MM-DD, not '%s'", a->until);
+        if (a->cost && report_cost_parse(a->cost, &cost) < 0)
+                return usage_error("--cost wants auto, vendor or computed, not '%s'", a->cost);
         if (!req)
                 return EXIT_ERR;
+        if (a->cost)
+                json_object_object_add(req, "cost", json_object_new_string(a->cost));
         json_object_object_add(req, "report", json_object_new_string(report_kind_name(kind)));
         if (a->since)
                 json_object_object_add(req, "since", json_object_new_string(a->since));
@@ -388,7 +395,7 @@ static int cmd_help(struct args *a)
 static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0 },
         { "sources", cmd_sources, O_JSON, 0 },
-        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS, 1 },
+        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
         { "rescan", cmd_rescan, 0, 0 },
         { "version", cmd_version, 0, 0 },
@@ -403,6 +410,7 @@ static const struct option longopts[] = {
         { "tz", required_argument, NULL, 'z' },      { "harness", required_argument, NULL, 'H' },
         { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
         { "socket", required_argument, NULL, 'S' },  { "state-dir", required_argument, NULL, 'D' },
+        { "cost", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
 };
@@ -412,7 +420,7 @@ static const char *opt_name(unsigned bit)
         static const struct { unsigned bit; const char *name; } names[] = {
                 { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
-                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },
+                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_COST, "--cost" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -432,6 +440,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 's': a->seen |= O_SINCE, a->since = optarg; break;
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;
+                case 'C': a->seen |= O_COST, a->cost = optarg; break;
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;
