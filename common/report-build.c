@@ -245,6 +245,8 @@ static int activity_cb(const struct activity_entry *a, void *u)
         if (!e)
                 return -ENOMEM;
         e->calls++;
+        if (c->q->calls_only)
+                return 0;
         /* a nested read txn: allowed, the ledger env is MDB_NOTLS */
         r = ledger_get_row(c->l, &a->usage_key, c->row);
         if (r == -ENOENT)

@@ -37,6 +37,7 @@ struct report_query {
         const char *until;  /* "YYYY-MM-DD" inclusive, or NULL */
         const char *harness[REPORT_HARNESS_MAX]; /* NULL-terminated filter; empty = all */
         enum report_cost cost;
+        bool calls_only; /* tool report: count calls, no cost share (no row read per call) */
 };
 
 /* "daily" -> REPORT_DAILY; -EINVAL. */

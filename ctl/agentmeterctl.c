@@ -27,12 +27,12 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
-        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_COST = 1 << 8,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_COST = 1 << 8, O_METRICS_DIR = 1 << 9,
 };
 
 struct args {
         unsigned seen;
-        const char *socket, *state_dir, *since, *until, *tz, *cost;
+        const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir;
         char harness[256];
         const char *pos[4];
         int n_pos;
@@ -56,10 +56,13 @@ static const char usage_text[] =
         "         [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed] [--json|--csv]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
+        "  metrics                         the Prometheus metrics the daemon exports\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
         "  version                         client and daemon versions\n"
-        "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
-        "                                  discovery variables; enable and (re)start it\n"
+        "  install [--no-start] [--force] [--metrics-dir DIR]\n"
+        "                                  set up the systemd user unit with this shell's\n"
+        "                                  discovery variables; enable and (re)start it;\n"
+        "                                  DIR: node_exporter's textfile directory\n"
         "  uninstall                       stop, disable, remove what install wrote\n"
         "  help                            this text\n"
         "\n"
@@ -375,7 +378,12 @@ static int cmd_version(struct args *a)
 
 static int cmd_install(struct args *a)
 {
-        int r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, stdout, stderr);
+        int r;
+
+        if (a->metrics_dir && (a->metrics_dir[0] != '/' || strpbrk(a->metrics_dir, " \t\n\"'\\%$")))
+                return usage_error("--metrics-dir wants an absolute directory without blanks, quotes, "
+                                   "%% or $, not '%s'", a->metrics_dir);
+        r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir, stdout, stderr);
         return r < 0 ? EXIT_ERR : EXIT_OK;
 }
 
@@ -383,6 +391,23 @@ static int cmd_uninstall(struct args *a)
 {
         (void)a;
         return service_uninstall(stdout, stderr) < 0 ? EXIT_ERR : EXIT_OK;
+}
+
+static int cmd_metrics(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        int r = call(a, "metrics", NULL, 30000, &res);
+        const char *text;
+
+        if (r < 0)
+                return -r;
+        text = jstr(res, "text");
+        if (!text) {
+                fputs("agentmeterctl: the daemon's metrics answer has no \"text\"\n", stderr);
+                return EXIT_ERR;
+        }
+        fputs(text, stdout);
+        return EXIT_OK;
 }
 
 static int cmd_help(struct args *a)
@@ -397,9 +422,10 @@ static const struct command commands[] = {
         { "sources", cmd_sources, O_JSON, 0 },
         { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
+        { "metrics", cmd_metrics, 0, 0 },
         { "rescan", cmd_rescan, 0, 0 },
         { "version", cmd_version, 0, 0 },
-        { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
+        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR, 0 },
         { "uninstall", cmd_uninstall, 0, 0 },
         { "help", cmd_help, 0, 0 },
 };
@@ -411,6 +437,7 @@ static const struct option longopts[] = {
         { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
         { "socket", required_argument, NULL, 'S' },  { "state-dir", required_argument, NULL, 'D' },
         { "cost", required_argument, NULL, 'C' },
+        { "metrics-dir", required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
 };
@@ -420,7 +447,7 @@ static const char *opt_name(unsigned bit)
         static const struct { unsigned bit; const char *name; } names[] = {
                 { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
-                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_COST, "--cost" },
+                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_COST, "--cost" }, { O_METRICS_DIR, "--metrics-dir" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -441,6 +468,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;
                 case 'C': a->seen |= O_COST, a->cost = optarg; break;
+                case 'M': a->seen |= O_METRICS_DIR, a->metrics_dir = optarg; break;
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;

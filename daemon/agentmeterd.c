@@ -21,6 +21,7 @@
 #include "ingest.h"
 #include "ledger.h"
 #include "log.h"
+#include "metrics.h"
 #include "paths.h"
 #include "proto.h"
 #include "registry.h"
@@ -39,6 +40,7 @@ struct daemon {
         struct ingest *ingest;
         struct watch *watch;
         struct control *control;
+        struct metrics *metrics;
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
@@ -356,6 +358,20 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 *ret_result = o;
                 return 0;
         }
+        if (strcmp(cmd, "metrics") == 0) {
+                char *text = NULL;
+                int r = d->metrics ? metrics_text(d->metrics, &text) : -ENODATA;
+                if (r < 0) {
+                        *ret_code = "internal";
+                        *ret_error = "cannot build the metrics";
+                        return r;
+                }
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "text", json_object_new_string(text));
+                free(text);
+                *ret_result = o;
+                return 0;
+        }
         if (strcmp(cmd, "report") == 0) {
                 struct report_query q;
                 int r = report_query_from_json(req, &q, ret_error);
@@ -366,7 +382,7 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 return r;
         }
         *ret_code = "unknown-command";
-        *ret_error = "unknown command (try: status, sources, report, rescan, tail, version)";
+        *ret_error = "unknown command (try: status, sources, report, metrics, rescan, tail, version)";
         return -EINVAL;
 }
 
@@ -406,6 +422,8 @@ struct options {
         unsigned reconcile_sec;
         const char *state_dir;
         const char *socket;
+        const char *metrics_file; /* "" = none */
+        const char *metrics_user;
 };
 
 static void usage(FILE *f)
@@ -422,6 +440,11 @@ static void usage(FILE *f)
                 "                             ${XDG_STATE_HOME:-~/.local/state}/agentmeterd)\n"
                 "      --socket=PATH          control socket (default $RUNTIME_DIRECTORY or\n"
                 "                             $XDG_RUNTIME_DIR/agentmeterd, control.sock)\n"
+                "      --metrics-file=PATH    Prometheus textfile to keep current (default\n"
+                "                             $AGENTMETER_METRICS_FILE or STATE_DIR/metrics.prom)\n"
+                "      --no-metrics-file      write no metrics file (`agentmeterctl metrics` works)\n"
+                "      --metrics-user=NAME    the metrics' user label (default\n"
+                "                             $AGENTMETER_METRICS_USER or login@hostname)\n"
                 "      --version              print the version\n"
                 "  -h, --help                 this help\n"
                 "See agentmeterd(8).\n");
@@ -429,7 +452,8 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-        enum { OPT_ONCE = 256, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION };
+        enum { OPT_ONCE = 256, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION,
+               OPT_METRICS_FILE, OPT_NO_METRICS, OPT_METRICS_USER };
         static const struct option longopts[] = {
                 { "once", no_argument, NULL, OPT_ONCE },
                 { "verbose", no_argument, NULL, 'v' },
@@ -439,6 +463,9 @@ static int parse_options(int argc, char **argv, struct options *o)
                 { "state-dir", required_argument, NULL, OPT_STATE },
                 { "socket", required_argument, NULL, OPT_SOCKET },
                 { "version", no_argument, NULL, OPT_VERSION },
+                { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+                { "no-metrics-file", no_argument, NULL, OPT_NO_METRICS },
+                { "metrics-user", required_argument, NULL, OPT_METRICS_USER },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -466,6 +493,9 @@ static int parse_options(int argc, char **argv, struct options *o)
                 }
                 case OPT_STATE: o->state_dir = optarg; break;
                 case OPT_SOCKET: o->socket = optarg; break;
+                case OPT_METRICS_FILE: o->metrics_file = optarg; break;
+                case OPT_NO_METRICS: o->metrics_file = ""; break;
+                case OPT_METRICS_USER: o->metrics_user = optarg; break;
                 case OPT_VERSION: printf("agentmeterd %s\n", AM_VERSION); exit(0);
                 case 'h': usage(stdout); exit(0);
                 default: usage(stderr); return 2;
@@ -512,6 +542,29 @@ static int run_once(struct daemon *d)
                (unsigned long long)c->lines, (unsigned long long)c->malformed,
                (unsigned long long)c->oversized, (unsigned long long)c->resets,
                (unsigned long long)c->renames, secs);
+        return 0;
+}
+
+/* The Prometheus textfile: --metrics-file, else $AGENTMETER_METRICS_FILE
+ * (what `agentmeterctl install --metrics-dir` records), else in the state
+ * directory; "" means none. */
+static int setup_metrics(struct daemon *d, const struct options *o)
+{
+        const char *file = o->metrics_file ? o->metrics_file : getenv("AGENTMETER_METRICS_FILE");
+        const char *user = o->metrics_user ? o->metrics_user : getenv("AGENTMETER_METRICS_USER");
+        char def[PATH_MAX + 16];
+        int r;
+
+        if (!file) {
+                snprintf(def, sizeof(def), "%s/metrics.prom", d->state_dir);
+                file = def;
+        }
+        struct metrics_config mc = { .path = file, .user = user, .start_ms = d->start_ms };
+        r = metrics_new(d->event, d->ingest, &mc, &d->metrics);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot set up the metrics");
+        if (*file)
+                log_info("metrics: %s", file);
         return 0;
 }
 
@@ -646,14 +699,21 @@ int main(int argc, char **argv)
 
         if (o.once) {
                 r = run_once(&d);
+                if (r >= 0 && setup_metrics(&d, &o) >= 0)
+                        (void)metrics_write(d.metrics);
                 goto out;
         }
         r = setup_live(&d);
         if (r < 0)
                 goto out;
+        r = setup_metrics(&d, &o);
+        if (r < 0)
+                goto out;
+        (void)metrics_write(d.metrics);
         r = sd_event_loop(d.event);
         if (r < 0)
                 log_errno(LOG_ERR, r, "event loop failed");
+        (void)metrics_write(d.metrics);
         (void)ledger_sync(d.ledger);
         log_info("stopped; ledger synced");
 out:
@@ -663,6 +723,7 @@ out:
                 sd_event_source_disable_unref(d.sync_timer);
                 sd_event_source_disable_unref(d.retry_timer);
         }
+        d.metrics = metrics_free(d.metrics);
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);
