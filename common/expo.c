@@ -197,20 +197,11 @@ static int series_key(const char *name, const char *const *labels, char **ret)
         return 0;
 }
 
-static int get_series(struct expo *e, const char *family, const char *const *labels,
-                      struct series **ret)
+/* Finds or inserts the series `key` (taken over) in f. */
+static int series_in(struct family *f, char *key, struct series **ret)
 {
-        struct family *f = find_family(e, family);
-        char *key;
-        size_t lo = 0, hi;
-        int r;
+        size_t lo = 0, hi = f->n;
 
-        if (!f)
-                return -ENOENT;
-        r = series_key(family, labels, &key);
-        if (r < 0)
-                return r;
-        hi = f->n;
         while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
                 int c = strcmp(f->v[mid].key, key);
@@ -238,6 +229,48 @@ static int get_series(struct expo *e, const char *family, const char *const *lab
         f->v[lo] = (struct series){.key = key};
         f->n++;
         *ret = &f->v[lo];
+        return 0;
+}
+
+static int get_series(struct expo *e, const char *family, const char *const *labels,
+                      struct series **ret)
+{
+        struct family *f = find_family(e, family);
+        char *key;
+        int r;
+
+        if (!f)
+                return -ENOENT;
+        r = series_key(family, labels, &key);
+        if (r < 0)
+                return r;
+        return series_in(f, key, ret);
+}
+
+int expo_max_series(struct expo *e, const char *series, int64_t v)
+{
+        size_t n = strcspn(series, "{");
+        struct family *f = NULL;
+        struct series *s;
+        char *key;
+        int r;
+
+        for (size_t i = 0; i < e->n && !f; i++)
+                if (strlen(e->f[i].name) == n && strncmp(e->f[i].name, series, n) == 0)
+                        f = &e->f[i];
+        if (!f || f->type != EXPO_COUNTER)
+                return -ENOENT;
+        if (series[n] && (series[n + 1] == 0 || series[strlen(series) - 1] != '}' ||
+                          strchr(series, '\n')))
+                return -EINVAL;
+        key = strdup(series);
+        if (!key)
+                return -ENOMEM;
+        r = series_in(f, key, &s);
+        if (r < 0)
+                return r;
+        if (v > s->value)
+                s->value = v;
         return 0;
 }
 

@@ -28,6 +28,12 @@ int expo_family(struct expo *e, const char *name, enum expo_type type, const cha
 int expo_add(struct expo *e, const char *family, const char *const *labels, int64_t v);
 int expo_max(struct expo *e, const char *family, const char *const *labels, int64_t v);
 
+/* Raises (or creates) a series given by its full text `name{labels}` as
+ * expo_foreach_counter shows it (e.g. read back from a saved high-water
+ * mark). -ENOENT when no counter family has that name, -EINVAL when the
+ * text does not look like a series of it. */
+int expo_max_series(struct expo *e, const char *series, int64_t v);
+
 /* Calls cb for every series of every counter family: its text
  * `name{labels}` and its value, which cb may raise (high-water marks). */
 int expo_foreach_counter(struct expo *e, int (*cb)(const char *series, int64_t *value, void *u),

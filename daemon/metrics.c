@@ -91,17 +91,27 @@ static int mark_set(struct metrics *m, const char *series, int64_t value)
         return 0;
 }
 
-/* Exported = max(now, mark); a new maximum becomes the mark. */
-static int apply_mark(const char *series, int64_t *value, void *u)
+/* Every marked series is exported at least at its mark, also one the
+ * ledger no longer has (an upsert moved its rows to another series). */
+static int raise_to_marks(struct metrics *m, struct expo *e)
+{
+        for (size_t i = 0; i < m->n_marks; i++) {
+                int r = expo_max_series(e, m->marks[i].series, m->marks[i].value);
+                if (r < 0 && r != -ENOENT && r != -EINVAL)
+                        return r; /* a family or line we no longer know: dropped */
+        }
+        return 0;
+}
+
+/* A new maximum becomes the mark. */
+static int note_mark(const char *series, int64_t *value, void *u)
 {
         struct metrics *m = u;
         size_t pos;
         struct mark *k = mark_find(m, series, &pos);
 
-        if (k && k->value >= *value) {
-                *value = k->value;
+        if (k && k->value >= *value)
                 return 0;
-        }
         m->marks_dirty = true;
         return mark_set(m, series, *value);
 }
@@ -352,7 +362,9 @@ int metrics_text(struct metrics *m, char **ret_text)
         if (r >= 0)
                 r = health_series(m, e);
         if (r >= 0)
-                r = expo_foreach_counter(e, apply_mark, m);
+                r = raise_to_marks(m, e);
+        if (r >= 0)
+                r = expo_foreach_counter(e, note_mark, m);
         if (r >= 0 && m->marks_dirty) {
                 int k = marks_save(m);
                 if (k < 0)

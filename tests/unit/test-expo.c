@@ -131,6 +131,19 @@ static void test_render(void)
         ok(strstr(text, "t_tokens_total{model=\"a\",type=\"input\"} 100\n") != NULL,
            "a raised value is rendered");
         free(text);
+        /* series given by their text (saved high-water marks) */
+        is_int(expo_max_series(e, "t_tokens_total{model=\"gone\",type=\"input\"}", 42), 0,
+               "max_series: creates a series the labels no longer produce");
+        is_int(expo_max_series(e, "t_tokens_total{model=\"b\",type=\"input\"}", 3), 0,
+               "max_series: an existing series");
+        is_int(expo_max_series(e, "t_last_seconds", 5), -ENOENT, "max_series: gauges are not marked");
+        is_int(expo_max_series(e, "t_tokens_total{broken", 5), -EINVAL, "max_series: malformed text");
+        expo_render(e, &text, NULL);
+        ok(strstr(text, "t_tokens_total{model=\"gone\",type=\"input\"} 42\n") != NULL,
+           "max_series: the created series is rendered");
+        ok(strstr(text, "t_tokens_total{model=\"b\",type=\"input\"} 15\n") != NULL,
+           "max_series: a lower mark does not lower a value");
+        free(text);
         e = expo_free(e);
 }
 
