@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report-build.h"
 #include "timefmt.h"
@@ -19,25 +20,25 @@ struct agg {
         size_t last;    /* the entry found last (consecutive rollups share it) */
 };
 
-static uint64_t group_hash(const char *key, const char *harness)
+static uint64_t group_hash(const char *key, const char *group)
 {
         uint64_t h = 1469598103934665603ULL;
         for (const char *s = key; *s; s++)
                 h = (h ^ (unsigned char)*s) * 1099511628211ULL;
         h = (h ^ 0xff) * 1099511628211ULL;
-        for (const char *s = harness; *s; s++)
+        for (const char *s = group; *s; s++)
                 h = (h ^ (unsigned char)*s) * 1099511628211ULL;
         return h;
 }
 
-static bool same_group(const struct report_entry *e, const char *key, const char *harness)
+static bool same_group(const struct report_entry *e, const char *key, const char *group)
 {
-        return strcmp(e->key, key) == 0 && strcmp(e->harness, harness) == 0;
+        return strcmp(e->key, key) == 0 && strcmp(e->group, group) == 0;
 }
 
 static void index_put(struct agg *a, size_t i)
 {
-        size_t m = a->nslot - 1, s = group_hash(a->v[i].key, a->v[i].harness) & m;
+        size_t m = a->nslot - 1, s = group_hash(a->v[i].key, a->v[i].group) & m;
         while (a->slot[s])
                 s = (s + 1) & m;
         a->slot[s] = (uint32_t)(i + 1);
@@ -69,16 +70,18 @@ static int grow(struct agg *a)
         return 0;
 }
 
-static struct report_entry *agg_get(struct agg *a, const char *key, const char *harness)
+/* The entry of (key, group), created empty; its harness is set to the
+ * group (callers with another group fill in harness themselves). */
+static struct report_entry *agg_get(struct agg *a, const char *key, const char *group)
 {
         size_t m, s;
 
-        if (a->last < a->n && same_group(&a->v[a->last], key, harness))
+        if (a->last < a->n && same_group(&a->v[a->last], key, group))
                 return &a->v[a->last];
         if (a->nslot) {
                 m = a->nslot - 1;
-                for (s = group_hash(key, harness) & m; a->slot[s]; s = (s + 1) & m)
-                        if (same_group(&a->v[a->slot[s] - 1], key, harness))
+                for (s = group_hash(key, group) & m; a->slot[s]; s = (s + 1) & m)
+                        if (same_group(&a->v[a->slot[s] - 1], key, group))
                                 return &a->v[a->last = a->slot[s] - 1];
         }
         if (grow(a) < 0)
@@ -86,7 +89,8 @@ static struct report_entry *agg_get(struct agg *a, const char *key, const char *
         struct report_entry *e = &a->v[a->n];
         memset(e, 0, sizeof(*e));
         snprintf(e->key, sizeof(e->key), "%s", key);
-        snprintf(e->harness, sizeof(e->harness), "%s", harness);
+        snprintf(e->group, sizeof(e->group), "%s", group);
+        snprintf(e->harness, sizeof(e->harness), "%s", group);
         index_put(a, a->n);
         a->last = a->n;
         return &a->v[a->n++];
@@ -103,6 +107,7 @@ struct run {
         int64_t span_lo, span_hi;
         char span_key[11];
         struct agg agg;
+        struct agg roots; /* merge_worktrees: project -> main checkout (in .project) */
         struct usage_row *row; /* tool report: the row a call belongs to */
 };
 
@@ -116,44 +121,137 @@ void report_sums_add_row(struct usage_sums *s, const struct usage_row *r, enum r
         }
 }
 
+/* ymd moved by n days. */
+static void add_days(const char *ymd, int n, char out[11], int *ret_wday)
+{
+        struct tm tm = {0};
+        time_t t;
+        tm.tm_year = atoi(ymd) - 1900;
+        tm.tm_mon = atoi(ymd + 5) - 1;
+        tm.tm_mday = atoi(ymd + 8) + n;
+        tm.tm_hour = 12;
+        t = timegm(&tm);
+        gmtime_r(&t, &tm);
+        strftime(out, 11, "%Y-%m-%d", &tm);
+        if (ret_wday)
+                *ret_wday = tm.tm_wday;
+}
+
+void report_iso_week(const char *monday, char out[16])
+{
+        struct tm tm = {0};
+        time_t t;
+        tm.tm_year = atoi(monday) - 1900;
+        tm.tm_mon = atoi(monday + 5) - 1;
+        tm.tm_mday = atoi(monday + 8);
+        tm.tm_hour = 12;
+        t = timegm(&tm);
+        gmtime_r(&t, &tm);
+        strftime(out, 16, "%G-W%V", &tm);
+}
+
+/* The calendar span (day, week, month) of ms in the asker's zone: its key
+ * in c->span_key, and its bounds cached so the next buckets inside it need
+ * no zone switch. */
 static void bucket_key(struct run *c, int64_t ms)
 {
-        bool monthly = c->q->kind == REPORT_MONTHLY;
+        enum report_kind kind = c->q->kind;
         char start[11], next[11];
 
         if (ms >= c->span_lo && ms < c->span_hi)
                 return;
-        if (monthly) {
+        if (kind == REPORT_MONTHLY) {
                 char m[8];
                 timefmt_month(ms, c->q->tz, m);
                 snprintf(c->span_key, sizeof(c->span_key), "%s", m);
                 snprintf(start, sizeof(start), "%s-01", m);
+                report_shift_day(start, 1, next);
+        } else if (kind == REPORT_WEEKLY) {
+                char day[11];
+                int wday;
+                timefmt_day(ms, c->q->tz, day);
+                add_days(day, 0, start, &wday);
+                add_days(day, -((wday - report_week_start(c->q) + 7) % 7), start, NULL);
+                memcpy(c->span_key, start, sizeof(start));
+                add_days(start, 7, next, NULL);
         } else {
                 timefmt_day(ms, c->q->tz, c->span_key);
                 memcpy(start, c->span_key, sizeof(start));
+                report_shift_day(start, 0, next);
         }
-        report_shift_day(start, monthly, next);
         if (timefmt_parse_day(start, c->q->tz, &c->span_lo) < 0 ||
             timefmt_parse_day(next, c->q->tz, &c->span_hi) < 0 || ms < c->span_lo ||
             ms >= c->span_hi)
                 c->span_lo = c->span_hi = 0; /* no cache; the key is still right */
 }
 
-/* The entry a (time, harness, provider, model) falls into, for the
- * daily, monthly and model reports. */
-static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool,
-                                     const char *provider, const char *model)
+/* The main checkout of a git worktree: its .git is a file saying
+ * "gitdir: <main>/.git/worktrees/<name>". Anything else is itself. */
+static void worktree_root(const char *path, char *out, size_t cap)
+{
+        char gitfile[ROW_PROJECT_MAX + 8], buf[ROW_PROJECT_MAX + 64];
+        FILE *f;
+        size_t n = 0;
+        const char *w;
+
+        snprintf(out, cap, "%s", path);
+        if (path[0] != '/' || snprintf(gitfile, sizeof(gitfile), "%s/.git", path) >= (int)sizeof(gitfile))
+                return;
+        f = fopen(gitfile, "re");
+        if (f) {
+                n = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+        }
+        buf[n] = 0;
+        buf[strcspn(buf, "\r\n")] = 0;
+        if (strncmp(buf, "gitdir: /", 9) != 0 || !(w = strstr(buf + 8, "/.git/worktrees/")))
+                return;
+        snprintf(out, cap, "%.*s", (int)(w - (buf + 8)), buf + 8);
+}
+
+static const char *project_of(struct run *c, const char *project)
 {
         struct report_entry *e;
 
-        if (c->q->kind != REPORT_MODEL) {
-                bucket_key(c, ms);
-                return agg_get(&c->agg, c->span_key, "");
+        if (!c->q->merge_worktrees || !project[0])
+                return project;
+        e = agg_get(&c->roots, project, "");
+        if (!e)
+                return project;
+        if (!e->first_ms) { /* first time seen */
+                worktree_root(project, e->project, sizeof(e->project));
+                e->first_ms = 1;
         }
-        char key[REPORT_KEY_MAX];
-        snprintf(key, sizeof(key), "%s%s%s", provider, provider[0] ? "/" : "", model);
-        e = agg_get(&c->agg, key, tool);
-        if (e) {
+        return e->project;
+}
+
+/* The entry a (time, harness, provider, model, project) falls into, for
+ * every report but session and tool. */
+static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool,
+                                     const char *provider, const char *model, const char *project)
+{
+        char pm[ROW_PROVIDER_MAX + ROW_MODEL_MAX + 1], group[REPORT_GROUP_MAX];
+        const char *key;
+        struct report_entry *e;
+
+        snprintf(pm, sizeof(pm), "%s%s%s", provider, provider[0] ? "/" : "", model);
+        if (c->q->kind == REPORT_MODEL) {
+                key = pm;
+        } else if (c->q->kind == REPORT_PROJECT) {
+                key = project_of(c, project);
+        } else {
+                bucket_key(c, ms);
+                key = c->span_key;
+        }
+        if (c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_HARNESS)
+                snprintf(group, sizeof(group), "%s", tool);
+        else if (c->q->breakdown == REPORT_BREAKDOWN_MODEL)
+                snprintf(group, sizeof(group), "%s\x1f%s", tool, pm);
+        else
+                group[0] = 0;
+        e = agg_get(&c->agg, key, group);
+        if (e && (c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_MODEL)) {
+                snprintf(e->harness, sizeof(e->harness), "%s", tool);
                 snprintf(e->provider, sizeof(e->provider), "%s", provider);
                 snprintf(e->model, sizeof(e->model), "%s", model);
         }
@@ -167,15 +265,15 @@ static int rollup_cb(const struct rollup_entry *r, void *u)
 
         if (!report_harness_ok(c->q, r->tool))
                 return 0;
-        e = group_of(c, r->bucket_ms, r->tool, r->provider, r->model);
+        e = group_of(c, r->bucket_ms, r->tool, r->provider, r->model, "");
         if (!e)
                 return -ENOMEM;
         usage_sums_add(&e->sums, &r->sums);
         return 0;
 }
 
-/* Daily, monthly, model, session from the rows themselves (cost modes the
- * rollups cannot answer). */
+/* Every report but tool from the rows themselves (projects, and cost
+ * modes the rollups cannot answer). */
 static int row_cb(const struct usage_row *r, void *u)
 {
         struct run *c = u;
@@ -200,7 +298,7 @@ static int row_cb(const struct usage_row *r, void *u)
         } else {
                 if (r->time_ms < c->rg.since_ms || r->time_ms >= c->rg.until_ms)
                         return 0;
-                e = group_of(c, r->time_ms, r->tool, r->provider, r->model);
+                e = group_of(c, r->time_ms, r->tool, r->provider, r->model, r->project);
                 if (!e)
                         return -ENOMEM;
         }
@@ -267,7 +365,7 @@ static int key_cmp(const void *a, const void *b)
 {
         const struct report_entry *x = a, *y = b;
         int c = strcmp(x->key, y->key);
-        return c ? c : strcmp(x->harness, y->harness);
+        return c ? c : strcmp(x->group, y->group);
 }
 
 static int session_cmp(const void *a, const void *b)
@@ -323,7 +421,7 @@ int report_build(struct ledger *l, const struct report_query *q, struct report_r
                  const char **ret_error)
 {
         struct run c = {.q = q, .l = l};
-        bool from_rows = q->cost == REPORT_COST_VENDOR;
+        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT;
         int r;
 
         r = report_query_range(q, &c.rg, ret_error);
@@ -347,6 +445,8 @@ int report_build(struct ledger *l, const struct report_query *q, struct report_r
                 finish(&c, ret_result);
         free(c.agg.v);
         free(c.agg.slot);
+        free(c.roots.v);
+        free(c.roots.slot);
         free(c.row);
         return r < 0 ? r : 0;
 }

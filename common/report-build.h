@@ -14,13 +14,17 @@
 #define REPORT_KEY_MAX (ROW_PROVIDER_MAX + ROW_MODEL_MAX)
 
 /* One row of a report. Which fields are filled depends on the kind:
- * daily/monthly: key (YYYY-MM-DD / YYYY-MM) and sums; model: key
- * "provider/model", harness, provider, model, sums; session: key = session,
- * harness, session, project, model (last seen), first/last, sums of the
- * whole session; tool: key = tool name, harness, calls, priced_calls and
- * share_nano (sum over calls of the paying row's cost / its calls). */
+ * daily/weekly/monthly: key (YYYY-MM-DD / first day of the week / YYYY-MM)
+ * and sums; project: key = project (cwd), sums; with a breakdown also
+ * harness (and for model provider, model); model: key "provider/model",
+ * harness, provider, model, sums; session: key = session, harness, session,
+ * project, model (last seen), first/last, sums of the whole session; tool:
+ * key = tool name, harness, calls, priced_calls and share_nano (sum over
+ * calls of the paying row's cost / its calls). */
+#define REPORT_GROUP_MAX (ROW_TOOL_MAX + ROW_PROVIDER_MAX + ROW_MODEL_MAX + 2)
 struct report_entry {
-        char key[REPORT_KEY_MAX];
+        char key[ROW_PROJECT_MAX];
+        char group[REPORT_GROUP_MAX]; /* second grouping key (harness, model); sort order */
         char harness[ROW_TOOL_MAX];
         char provider[ROW_PROVIDER_MAX];
         char model[ROW_MODEL_MAX];
@@ -45,6 +49,9 @@ struct report_result {
  * thread-local, valid until the next report call), -ENOMEM, ledger errors.
  * With cost mode vendor it reads every usage row instead of the rollups
  * (the rollups do not split vendor from computed cost). */
+/* The week starting on "YYYY-MM-DD" as ISO 8601 names it ("2026-W49"). */
+void report_iso_week(const char *monday, char out[16]);
+
 int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
                  const char **ret_error);
 void report_result_free(struct report_result *res);

@@ -138,14 +138,27 @@ static json_object *local_zone_json(void)
         return json_object_new_string("localtime");
 }
 
-static json_object *entry_json(enum report_kind kind, const struct report_entry *e)
+static json_object *entry_json(const struct report_query *q, const struct report_entry *e)
 {
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
         add(o, "key", json_object_new_string(e->key));
-        switch (kind) {
+        if (q->kind == REPORT_WEEKLY && report_week_start(q) == 1) {
+                char w[16];
+                report_iso_week(e->key, w);
+                add(o, "iso_week", json_object_new_string(w));
+        }
+        if (q->kind == REPORT_PROJECT)
+                add(o, "project", json_object_new_string(e->key));
+        if (q->breakdown != REPORT_BREAKDOWN_NONE)
+                add(o, "harness", json_object_new_string(e->harness));
+        if (q->breakdown == REPORT_BREAKDOWN_MODEL) {
+                add(o, "provider", json_object_new_string(e->provider));
+                add(o, "model", json_object_new_string(e->model));
+        }
+        switch (q->kind) {
         case REPORT_SESSION:
                 add(o, "harness", json_object_new_string(e->harness));
                 add(o, "session", json_object_new_string(e->session));
@@ -194,8 +207,14 @@ json_object *report_to_json(const struct report_query *q, const struct report_re
         }
         add(o, "harness", h);
         add(o, "cost", json_object_new_string(report_cost_name(q->cost)));
+        add(o, "breakdown", q->breakdown ? json_object_new_string(report_breakdown_name(q->breakdown))
+                                         : NULL);
+        if (q->kind == REPORT_WEEKLY)
+                add(o, "week_start", json_object_new_string(report_week_start_name(report_week_start(q))));
+        if (q->kind == REPORT_PROJECT)
+                add(o, "merge_worktrees", json_object_new_boolean(q->merge_worktrees));
         for (size_t i = 0; i < res->n; i++)
-                json_object_array_add(rows, entry_json(q->kind, &res->rows[i]));
+                json_object_array_add(rows, entry_json(q, &res->rows[i]));
         if (q->kind == REPORT_TOOL) {
                 add(totals, "calls", json_object_new_int64((int64_t)res->calls));
                 add(totals, "cost_share_usd", res->priced_calls ? share_json(res->share_nano) : NULL);

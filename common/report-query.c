@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "report-query.h"
@@ -16,7 +17,18 @@ static _Thread_local char report_error[512];
 
 static const char *const kind_names[] = {
         [REPORT_DAILY] = "daily", [REPORT_MONTHLY] = "monthly", [REPORT_SESSION] = "session",
-        [REPORT_MODEL] = "model", [REPORT_TOOL] = "tool",
+        [REPORT_MODEL] = "model", [REPORT_TOOL] = "tool", [REPORT_WEEKLY] = "weekly",
+        [REPORT_PROJECT] = "project",
+};
+
+static const char *const breakdown_names[] = {
+        [REPORT_BREAKDOWN_NONE] = "none",
+        [REPORT_BREAKDOWN_MODEL] = "model",
+        [REPORT_BREAKDOWN_HARNESS] = "harness",
+};
+
+static const char *const wday_names[] = {
+        "sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 };
 
 static const char *const cost_names[] = {
@@ -38,7 +50,7 @@ int report_fail(const char **ret_error, int r, const char *fmt, ...)
 
 int report_kind_parse(const char *s, enum report_kind *ret_kind)
 {
-        for (int k = REPORT_DAILY; s && k <= REPORT_TOOL; k++)
+        for (int k = REPORT_DAILY; s && k <= REPORT_KIND_LAST; k++)
                 if (strcmp(s, kind_names[k]) == 0) {
                         *ret_kind = (enum report_kind)k;
                         return 0;
@@ -48,7 +60,44 @@ int report_kind_parse(const char *s, enum report_kind *ret_kind)
 
 const char *report_kind_name(enum report_kind k)
 {
-        return k >= REPORT_DAILY && k <= REPORT_TOOL ? kind_names[k] : "unknown";
+        return k >= REPORT_DAILY && k <= REPORT_KIND_LAST ? kind_names[k] : "unknown";
+}
+
+int report_breakdown_parse(const char *s, enum report_breakdown *ret)
+{
+        for (int b = REPORT_BREAKDOWN_NONE; s && b <= REPORT_BREAKDOWN_HARNESS; b++)
+                if (strcmp(s, breakdown_names[b]) == 0) {
+                        *ret = (enum report_breakdown)b;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *report_breakdown_name(enum report_breakdown b)
+{
+        return b >= REPORT_BREAKDOWN_NONE && b <= REPORT_BREAKDOWN_HARNESS ? breakdown_names[b]
+                                                                           : "unknown";
+}
+
+int report_week_start_parse(const char *s, int *ret_wday)
+{
+        size_t n = s ? strlen(s) : 0;
+        for (int d = 0; n >= 3 && d < 7; d++)
+                if (n <= strlen(wday_names[d]) && strncasecmp(s, wday_names[d], n) == 0) {
+                        *ret_wday = d;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *report_week_start_name(int wday)
+{
+        return wday >= 0 && wday < 7 ? wday_names[wday] : "unknown";
+}
+
+int report_week_start(const struct report_query *q)
+{
+        return q->week_start_set ? q->week_start : 1;
 }
 
 int report_cost_parse(const char *s, enum report_cost *ret_cost)
@@ -117,8 +166,16 @@ int report_query_range(const struct report_query *q, struct report_range *ret_ra
         struct report_range rg = {.since_ms = INT64_MIN, .until_ms = INT64_MAX};
         char next[11];
 
-        if (q->kind < REPORT_DAILY || q->kind > REPORT_TOOL)
+        if (q->kind < REPORT_DAILY || q->kind > REPORT_KIND_LAST)
                 return report_fail(ret_error, -EINVAL, "unknown report");
+        if (q->breakdown < REPORT_BREAKDOWN_NONE || q->breakdown > REPORT_BREAKDOWN_HARNESS)
+                return report_fail(ret_error, -EINVAL, "unknown breakdown");
+        if (q->breakdown && q->kind != REPORT_DAILY && q->kind != REPORT_WEEKLY &&
+            q->kind != REPORT_MONTHLY && q->kind != REPORT_PROJECT)
+                return report_fail(ret_error, -EINVAL,
+                                   "--breakdown applies to daily, weekly, monthly and project reports");
+        if (q->week_start_set && (q->week_start < 0 || q->week_start > 6))
+                return report_fail(ret_error, -EINVAL, "bad week start");
         if (q->cost < REPORT_COST_AUTO || q->cost > REPORT_COST_COMPUTED)
                 return report_fail(ret_error, -EINVAL, "unknown cost mode");
         if (timefmt_zone_valid(q->tz) < 0)
@@ -205,7 +262,8 @@ int report_query_from_json(json_object *req, struct report_query *ret_query,
                            const char **ret_error)
 {
         struct report_query q = {0};
-        const char *kind, *cost;
+        const char *kind, *cost, *breakdown, *week_start;
+        json_object *mw;
         int r;
 
         if (!json_object_is_type(req, json_type_object))
@@ -219,8 +277,22 @@ int report_query_from_json(json_object *req, struct report_query *ret_query,
         if ((r = opt_string(req, "tz", &q.tz, ret_error)) < 0 ||
             (r = opt_string(req, "since", &q.since, ret_error)) < 0 ||
             (r = opt_string(req, "until", &q.until, ret_error)) < 0 ||
-            (r = opt_string(req, "cost", &cost, ret_error)) < 0)
+            (r = opt_string(req, "cost", &cost, ret_error)) < 0 ||
+            (r = opt_string(req, "breakdown", &breakdown, ret_error)) < 0 ||
+            (r = opt_string(req, "week_start", &week_start, ret_error)) < 0)
                 return r;
+        if (breakdown && report_breakdown_parse(breakdown, &q.breakdown) < 0)
+                return report_fail(ret_error, -EINVAL,
+                                   "unknown breakdown '%s' (model, harness)", breakdown);
+        if (week_start && report_week_start_parse(week_start, &q.week_start) < 0)
+                return report_fail(ret_error, -EINVAL,
+                                   "unknown week start '%s' (monday .. sunday)", week_start);
+        q.week_start_set = week_start != NULL;
+        if (json_object_object_get_ex(req, "merge_worktrees", &mw) && mw) {
+                if (!json_object_is_type(mw, json_type_boolean))
+                        return report_fail(ret_error, -EINVAL, "\"merge_worktrees\" must be a boolean");
+                q.merge_worktrees = json_object_get_boolean(mw);
+        }
         if (cost && report_cost_parse(cost, &q.cost) < 0)
                 return report_fail(ret_error, -EINVAL,
                                    "unknown cost mode '%s' (auto, vendor, computed)", cost);

@@ -14,6 +14,16 @@ enum report_kind {
         REPORT_SESSION,
         REPORT_MODEL,
         REPORT_TOOL,
+        REPORT_WEEKLY,
+        REPORT_PROJECT,
+};
+#define REPORT_KIND_LAST REPORT_PROJECT
+
+/* Rows of daily, weekly, monthly and project reports split further. */
+enum report_breakdown {
+        REPORT_BREAKDOWN_NONE = 0,
+        REPORT_BREAKDOWN_MODEL,   /* per (harness, provider/model) */
+        REPORT_BREAKDOWN_HARNESS, /* per harness */
 };
 
 /* Which costs a report counts. AUTO: every cost the ledger holds (vendor
@@ -37,12 +47,25 @@ struct report_query {
         const char *until;  /* "YYYY-MM-DD" inclusive, or NULL */
         const char *harness[REPORT_HARNESS_MAX]; /* NULL-terminated filter; empty = all */
         enum report_cost cost;
+        enum report_breakdown breakdown;
+        int week_start;       /* weekly: first day, 0 = Sunday .. 6 = Saturday; default 1 */
+        bool week_start_set;  /* week_start given (else Monday: ISO 8601 weeks) */
+        bool merge_worktrees; /* project: a git worktree counts as its main checkout */
         bool calls_only; /* tool report: count calls, no cost share (no row read per call) */
 };
 
 /* "daily" -> REPORT_DAILY; -EINVAL. */
 int report_kind_parse(const char *s, enum report_kind *ret_kind);
 const char *report_kind_name(enum report_kind k);
+/* "model" / "harness" / "none"; -EINVAL. */
+int report_breakdown_parse(const char *s, enum report_breakdown *ret);
+const char *report_breakdown_name(enum report_breakdown b);
+/* "monday" (or "mon", any case) -> 1; -EINVAL. */
+int report_week_start_parse(const char *s, int *ret_wday);
+const char *report_week_start_name(int wday);
+/* The query's week start (Monday unless set). */
+int report_week_start(const struct report_query *q);
+
 /* "vendor" -> REPORT_COST_VENDOR ("auto", "computed"); -EINVAL. */
 int report_cost_parse(const char *s, enum report_cost *ret_cost);
 const char *report_cost_name(enum report_cost c);
@@ -53,8 +76,9 @@ int report_parse_harness_list(char *buf, struct report_query *q);
 bool report_harness_ok(const struct report_query *q, const char *tool);
 
 /* Builds the same query from a JSON request object {"report":"daily","tz":..,
- * "since":..,"until":..,"harness":[..] or "a,b","cost":"auto"}; strings point
- * into req. */
+ * "since":..,"until":..,"harness":[..] or "a,b","cost":"auto",
+ * "breakdown":"model","week_start":"monday","merge_worktrees":true}; strings
+ * point into req. */
 int report_query_from_json(struct json_object *req, struct report_query *ret_query,
                            const char **ret_error);
 

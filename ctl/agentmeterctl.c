@@ -27,12 +27,14 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
-        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_COST = 1 << 8, O_METRICS_DIR = 1 << 9,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_COST = 1 << 8, O_METRICS_DIR = 1 << 9, O_BREAKDOWN = 1 << 10,
+        O_WEEK_START = 1 << 11, O_MERGE_WT = 1 << 12,
 };
 
 struct args {
         unsigned seen;
-        const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir;
+        const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
+                *week_start;
         char harness[256];
         const char *pos[4];
         int n_pos;
@@ -52,8 +54,9 @@ static const char usage_text[] =
         "Commands:\n"
         "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
         "  sources [--json]                every file the daemon reads, with its counters\n"
-        "  report daily|monthly|session|model|tool [--since YYYY-MM-DD] [--until YYYY-MM-DD]\n"
-        "         [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed] [--json|--csv]\n"
+        "  report daily|weekly|monthly|project|session|model|tool [--since YYYY-MM-DD]\n"
+        "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
+        "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees] [--json|--csv]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  metrics                         the Prometheus metrics the daemon exports\n"
@@ -206,6 +209,11 @@ static int report_from_ledger(struct args *a, enum report_kind kind, const char 
         struct report_query q = { .kind = kind, .tz = tz, .since = a->since, .until = a->until };
         if (a->cost)
                 (void)report_cost_parse(a->cost, &q.cost); /* checked by cmd_report */
+        if (a->breakdown)
+                (void)report_breakdown_parse(a->breakdown, &q.breakdown);
+        if (a->week_start)
+                q.week_start_set = report_week_start_parse(a->week_start, &q.week_start) == 0;
+        q.merge_worktrees = a->seen & O_MERGE_WT;
         char dir[PATH_MAX], hbuf[sizeof(a->harness)];
         const char *err = NULL;
         int r;
@@ -251,6 +259,8 @@ static int cmd_report(struct args *a)
                                                    : RENDER_TABLE;
         enum report_kind kind;
         enum report_cost cost;
+        enum report_breakdown bd;
+        int wday;
         char zbuf[PATH_MAX], *detail = NULL;
         const char *tz = a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf));
         int r;
@@ -258,7 +268,8 @@ static int cmd_report(struct args *a)
         if ((a->seen & O_JSON) && (a->seen & O_CSV))
                 return usage_error("%s", "--json and --csv exclude each other");
         if (report_kind_parse(a->pos[1], &kind) < 0)
-                return usage_error("unknown report '%s' (daily, monthly, session, model, tool)",
+                return usage_error("unknown report '%s' (daily, weekly, monthly, project, session, "
+                                   "model, tool)",
                                    a->pos[1]);
         if (a->since && !valid_day(a->since))
                 return usage_error("--since wants YYYY-MM-DD, not '%s'", a->since);
@@ -266,8 +277,26 @@ static int cmd_report(struct args *a)
                 return usage_error("--until wants YYYY-MM-DD, not '%s'", a->until);
         if (a->cost && report_cost_parse(a->cost, &cost) < 0)
                 return usage_error("--cost wants auto, vendor or computed, not '%s'", a->cost);
+        if (a->breakdown && (report_breakdown_parse(a->breakdown, &bd) < 0 || bd == REPORT_BREAKDOWN_NONE))
+                return usage_error("--breakdown wants model or harness, not '%s'", a->breakdown);
+        if (a->breakdown && kind != REPORT_DAILY && kind != REPORT_WEEKLY && kind != REPORT_MONTHLY &&
+            kind != REPORT_PROJECT)
+                return usage_error("%s", "--breakdown applies to daily, weekly, monthly and project");
+        if (a->week_start && report_week_start_parse(a->week_start, &wday) < 0)
+                return usage_error("--week-start wants a day name (monday .. sunday), not '%s'",
+                                   a->week_start);
+        if (a->week_start && kind != REPORT_WEEKLY)
+                return usage_error("%s", "--week-start applies to the weekly report");
+        if ((a->seen & O_MERGE_WT) && kind != REPORT_PROJECT)
+                return usage_error("%s", "--merge-worktrees applies to the project report");
         if (!req)
                 return EXIT_ERR;
+        if (a->breakdown)
+                json_object_object_add(req, "breakdown", json_object_new_string(a->breakdown));
+        if (a->week_start)
+                json_object_object_add(req, "week_start", json_object_new_string(a->week_start));
+        if (a->seen & O_MERGE_WT)
+                json_object_object_add(req, "merge_worktrees", json_object_new_boolean(1));
         if (a->cost)
                 json_object_object_add(req, "cost", json_object_new_string(a->cost));
         json_object_object_add(req, "report", json_object_new_string(report_kind_name(kind)));
@@ -420,7 +449,8 @@ static int cmd_help(struct args *a)
 static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0 },
         { "sources", cmd_sources, O_JSON, 0 },
-        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST, 1 },
+        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
+                                  O_WEEK_START | O_MERGE_WT, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
         { "metrics", cmd_metrics, 0, 0 },
         { "rescan", cmd_rescan, 0, 0 },
@@ -438,6 +468,9 @@ static const struct option longopts[] = {
         { "socket", required_argument, NULL, 'S' },  { "state-dir", required_argument, NULL, 'D' },
         { "cost", required_argument, NULL, 'C' },
         { "metrics-dir", required_argument, NULL, 'M' },
+        { "breakdown", required_argument, NULL, 'B' },
+        { "week-start", required_argument, NULL, 'W' },
+        { "merge-worktrees", no_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
 };
@@ -448,6 +481,8 @@ static const char *opt_name(unsigned bit)
                 { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
                 { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_COST, "--cost" }, { O_METRICS_DIR, "--metrics-dir" },
+                { O_BREAKDOWN, "--breakdown" }, { O_WEEK_START, "--week-start" },
+                { O_MERGE_WT, "--merge-worktrees" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -469,6 +504,9 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;
                 case 'C': a->seen |= O_COST, a->cost = optarg; break;
                 case 'M': a->seen |= O_METRICS_DIR, a->metrics_dir = optarg; break;
+                case 'B': a->seen |= O_BREAKDOWN, a->breakdown = optarg; break;
+                case 'W': a->seen |= O_WEEK_START, a->week_start = optarg; break;
+                case 'G': a->seen |= O_MERGE_WT; break;
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;

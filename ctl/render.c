@@ -33,7 +33,25 @@ static const struct kind_cols kinds[] = {
         { "session", "session", { "harness", "last", "model", NULL },
           { "harness", "project", "provider", "model", "first", "last" } },
         { "model", "model", { "harness", NULL }, { "harness", "provider", "model", NULL } },
+        { "weekly", "week", { NULL }, { NULL } },
+        { "project", "project", { NULL }, { NULL } },
 };
+
+/* The columns a --breakdown adds (daily, weekly, monthly, project). */
+static const struct kind_cols breakdowns[] = {
+        { "harness", NULL, { "harness", NULL }, { "harness", NULL } },
+        { "model", NULL, { "harness", "model", NULL }, { "harness", "provider", "model", NULL } },
+};
+
+/* The extra columns of a report: its kind's, or its breakdown's. */
+static const struct kind_cols *extra_cols(struct json_object *rep)
+{
+        const char *b = jstr(rep, "breakdown");
+        for (size_t i = 0; b && i < sizeof(breakdowns) / sizeof(breakdowns[0]); i++)
+                if (strcmp(b, breakdowns[i].kind) == 0)
+                        return &breakdowns[i];
+        return NULL;
+}
 
 static const struct kind_cols *kind_cols(const char *kind)
 {
@@ -100,7 +118,8 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                       struct json_object *totals)
 {
         const struct kind_cols *k = kind_cols(jstr(rep, "report"));
-        size_t n_extra = count(k->extra, 4);
+        const struct kind_cols *x = extra_cols(rep) ? extra_cols(rep) : k;
+        size_t n_extra = count(x->extra, 4);
         bool reasoning = show_reasoning(rows, totals);
         const char *head[16];
         enum table_align al[16];
@@ -110,7 +129,7 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
 
         head[nc] = k->key_title, al[nc++] = TABLE_LEFT;
         for (size_t i = 0; i < n_extra; i++)
-                head[nc] = k->extra[i], al[nc++] = TABLE_LEFT;
+                head[nc] = x->extra[i], al[nc++] = TABLE_LEFT;
         head[nc] = "events", al[nc++] = TABLE_RIGHT;
         for (size_t i = 0; i < N_TOK; i++)
                 if (i != TOK_REASONING || reasoning)
@@ -134,7 +153,7 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                 }
                 c[j] = i < n ? cell(row, "key", buf[j]) : "TOTAL", j++;
                 for (size_t e = 0; e < n_extra; e++, j++)
-                        c[j] = i < n ? cell(row, k->extra[e], buf[j]) : "";
+                        c[j] = i < n ? cell(row, x->extra[e], buf[j]) : "";
                 c[j] = fmt_tokens(row, "events", buf[j]), j++;
                 for (size_t e = 0; e < N_TOK; e++)
                         if (e != TOK_REASONING || reasoning)
@@ -254,8 +273,9 @@ static int csv(FILE *f, struct json_object *rep, struct json_object *rows,
         const char *kind = jstr(rep, "report");
         bool tool = kind && strcmp(kind, "tool") == 0;
         const struct kind_cols *k = kind_cols(kind);
-        const char *const *extra = tool ? NULL : k->csv_extra;
-        size_t n_extra = tool ? 0 : count(k->csv_extra, 6);
+        const struct kind_cols *x = extra_cols(rep) ? extra_cols(rep) : k;
+        const char *const *extra = tool ? NULL : x->csv_extra;
+        size_t n_extra = tool ? 0 : count(x->csv_extra, 6);
         const char *const *sums = tool ? csv_tool : csv_sums;
         size_t n = json_object_array_length(rows);
 
