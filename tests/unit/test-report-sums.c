@@ -229,6 +229,8 @@ static void check_zone(const char *tz, const char *since, const char *until)
         json_object_put(daily);
 }
 
+static void test_worktrees(void);
+
 int main(void)
 {
         char dir[300], cmd[400];
@@ -269,5 +271,70 @@ int main(void)
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         if (system(cmd) != 0)
                 printf("# could not remove %s\n", dir);
+        test_worktrees();
         return tap_done();
+}
+
+static void put_project(const char *id, const char *project)
+{
+        static struct usage_row r;
+        struct keyhash h;
+        memset(&r, 0, sizeof(r));
+        keyhash_begin(&h, "wt-test");
+        keyhash_str(&h, id);
+        keyhash_end(&h, &r.key);
+        r.kind = ROW_KIND_MESSAGE;
+        r.flags = ROW_F_TOKENS_KNOWN;
+        r.input = 10;
+        r.time_ms = 1771545600000LL;
+        ROW_SET(r.tool, "pi");
+        ROW_SET(r.session, "s");
+        row_set_str(r.project, sizeof(r.project), project, strlen(project));
+        struct commit_batch b = {.rows = &r, .n_rows = 1};
+        if (ledger_commit(L, &b, NULL) < 0)
+                abort();
+}
+
+/* --merge-worktrees: a worktree's rows count under its main checkout. */
+static void test_worktrees(void)
+{
+        char dir[300], main_[400], wt[400], other[400], path[500], cmd[1400];
+        FILE *f;
+
+        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
+        snprintf(main_, sizeof(main_), "%s/src/app", dir);
+        snprintf(wt, sizeof(wt), "%s/src/app-feature", dir);
+        snprintf(other, sizeof(other), "%s/src/lib", dir);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.git/worktrees/app-feature' '%s' '%s/.git'", main_, wt, other);
+        if (system(cmd) != 0 || ledger_open(dir, 0, &L) < 0)
+                exit(99);
+        snprintf(path, sizeof(path), "%s/.git", wt);
+        f = fopen(path, "w");
+        fprintf(f, "gitdir: %s/.git/worktrees/app-feature\n", main_);
+        fclose(f);
+        put_project("a", main_);
+        put_project("b", wt);
+        put_project("c", wt);
+        put_project("d", other);
+        put_project("e", "/nonexistent/place");
+
+        json_object *plain = run((struct report_query){.kind = REPORT_PROJECT, .tz = "UTC"});
+        json_object *merged = run((struct report_query){.kind = REPORT_PROJECT, .tz = "UTC",
+                                                         .merge_worktrees = true});
+        is_int(json_object_array_length(get(plain, "rows")), 4, "projects: four cwds");
+        is_int(json_object_array_length(get(merged, "rows")), 3, "--merge-worktrees: the worktree joins its checkout");
+        bool found = false;
+        for (size_t i = 0; i < json_object_array_length(get(merged, "rows")); i++) {
+                json_object *r = json_object_array_get_idx(get(merged, "rows"), i);
+                if (strcmp(json_object_get_string(get(r, "project")), main_) == 0)
+                        found = json_object_get_int64(get(r, "events")) == 3;
+        }
+        ok(found, "... the main checkout has its own and the worktree's 3 events");
+        ok(json_object_get_boolean(get(merged, "merge_worktrees")), "merge_worktrees echoed");
+        json_object_put(plain);
+        json_object_put(merged);
+        ledger_close(L);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                printf("# could not remove %s\n", dir);
 }
