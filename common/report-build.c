@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "report-blocks.h"
 #include "report-build.h"
 #include "timefmt.h"
 
@@ -427,7 +428,12 @@ int report_build(struct ledger *l, const struct report_query *q, struct report_r
         r = report_query_range(q, &c.rg, ret_error);
         if (r < 0)
                 return r;
-        if (q->kind == REPORT_TOOL) {
+        if (q->kind == REPORT_BLOCKS) {
+                struct report_result res = {0};
+                r = report_blocks_collect(l, q, &c.rg, &res);
+                c.agg.v = res.rows;
+                c.agg.n = res.n;
+        } else if (q->kind == REPORT_TOOL) {
                 c.row = malloc(sizeof(*c.row));
                 r = c.row ? ledger_foreach_activity(l, activity_cb, &c) : -ENOMEM;
         } else if (from_rows) {

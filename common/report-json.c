@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ledger.h"
+#include "report-blocks.h"
 #include "report-json.h"
 #include "row.h"
 #include "timefmt.h"
@@ -138,6 +140,15 @@ static json_object *local_zone_json(void)
         return json_object_new_string("localtime");
 }
 
+static int64_t now_of(const struct report_query *q)
+{
+        struct timespec ts;
+        if (q->now_ms)
+                return q->now_ms;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static json_object *entry_json(const struct report_query *q, const struct report_entry *e)
 {
         json_object *o = json_object_new_object();
@@ -173,6 +184,26 @@ static json_object *entry_json(const struct report_query *q, const struct report
                 add(o, "calls", json_object_new_int64((int64_t)e->calls));
                 add(o, "cost_share_usd", e->priced_calls ? share_json(e->share_nano) : NULL);
                 return o;
+        case REPORT_BLOCKS: {
+                struct block_live b;
+                add(o, "harness", json_object_new_string(e->harness));
+                add(o, "start", time_json(e->first_ms));
+                add(o, "end", time_json(e->first_ms + REPORT_BLOCK_MS));
+                add(o, "last", time_json(e->last_ms));
+                bool live = report_block_live(e, now_of(q), &b);
+                add(o, "active", json_object_new_boolean(live));
+                if (live) {
+                        add(o, "elapsed_s", json_object_new_int64(b.elapsed_ms / 1000));
+                        add(o, "remaining_s", json_object_new_int64(b.remaining_ms / 1000));
+                        add(o, "burn_usd_per_hour",
+                            e->sums.priced_events ? report_money_json(b.burn_nano_per_hour) : NULL);
+                        add(o, "tokens_per_hour",
+                            e->sums.token_events ? json_object_new_int64((int64_t)b.tokens_per_hour) : NULL);
+                        add(o, "projected_cost_usd",
+                            e->sums.priced_events ? report_money_json(b.projected_nano) : NULL);
+                }
+                break;
+        }
         case REPORT_MODEL:
                 add(o, "harness", json_object_new_string(e->harness));
                 add(o, "provider", json_object_new_string(e->provider));
@@ -213,6 +244,10 @@ json_object *report_to_json(const struct report_query *q, const struct report_re
                 add(o, "week_start", json_object_new_string(report_week_start_name(report_week_start(q))));
         if (q->kind == REPORT_PROJECT)
                 add(o, "merge_worktrees", json_object_new_boolean(q->merge_worktrees));
+        if (q->kind == REPORT_BLOCKS) {
+                add(o, "block_hours", json_object_new_int(5));
+                add(o, "now", time_json(now_of(q)));
+        }
         for (size_t i = 0; i < res->n; i++)
                 json_object_array_add(rows, entry_json(q, &res->rows[i]));
         if (q->kind == REPORT_TOOL) {

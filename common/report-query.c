@@ -18,7 +18,7 @@ static _Thread_local char report_error[512];
 static const char *const kind_names[] = {
         [REPORT_DAILY] = "daily", [REPORT_MONTHLY] = "monthly", [REPORT_SESSION] = "session",
         [REPORT_MODEL] = "model", [REPORT_TOOL] = "tool", [REPORT_WEEKLY] = "weekly",
-        [REPORT_PROJECT] = "project",
+        [REPORT_PROJECT] = "project", [REPORT_BLOCKS] = "blocks",
 };
 
 static const char *const breakdown_names[] = {

@@ -16,8 +16,9 @@ enum report_kind {
         REPORT_TOOL,
         REPORT_WEEKLY,
         REPORT_PROJECT,
+        REPORT_BLOCKS,
 };
-#define REPORT_KIND_LAST REPORT_PROJECT
+#define REPORT_KIND_LAST REPORT_BLOCKS
 
 /* Rows of daily, weekly, monthly and project reports split further. */
 enum report_breakdown {
@@ -51,6 +52,7 @@ struct report_query {
         int week_start;       /* weekly: first day, 0 = Sunday .. 6 = Saturday; default 1 */
         bool week_start_set;  /* week_start given (else Monday: ISO 8601 weeks) */
         bool merge_worktrees; /* project: a git worktree counts as its main checkout */
+        int64_t now_ms;  /* blocks: "now" for the active block (0: the clock; tests set it) */
         bool calls_only; /* tool report: count calls, no cost share (no row read per call) */
 };
 

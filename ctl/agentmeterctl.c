@@ -54,7 +54,7 @@ static const char usage_text[] =
         "Commands:\n"
         "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
         "  sources [--json]                every file the daemon reads, with its counters\n"
-        "  report daily|weekly|monthly|project|session|model|tool [--since YYYY-MM-DD]\n"
+        "  report daily|weekly|monthly|project|blocks|session|model|tool [--since YYYY-MM-DD]\n"
         "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
         "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees] [--json|--csv]\n"
         "                                  token and cost report\n"
@@ -268,7 +268,7 @@ static int cmd_report(struct args *a)
         if ((a->seen & O_JSON) && (a->seen & O_CSV))
                 return usage_error("%s", "--json and --csv exclude each other");
         if (report_kind_parse(a->pos[1], &kind) < 0)
-                return usage_error("unknown report '%s' (daily, weekly, monthly, project, session, "
+                return usage_error("unknown report '%s' (daily, weekly, monthly, project, blocks, session, "
                                    "model, tool)",
                                    a->pos[1]);
         if (a->since && !valid_day(a->since))

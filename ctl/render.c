@@ -35,6 +35,8 @@ static const struct kind_cols kinds[] = {
         { "model", "model", { "harness", NULL }, { "harness", "provider", "model", NULL } },
         { "weekly", "week", { NULL }, { NULL } },
         { "project", "project", { NULL }, { NULL } },
+        { "blocks", "block start", { "harness", "last", NULL },
+          { "harness", "start", "end", "last", "active", NULL } },
 };
 
 /* The columns a --breakdown adds (daily, weekly, monthly, project). */
@@ -77,7 +79,7 @@ static const char *cell(struct json_object *row, const char *field, char *buf)
         if (!v)
                 return "";
         if (strcmp(field, "first") == 0 || strcmp(field, "last") == 0 ||
-            strcmp(field, "time") == 0)
+            strcmp(field, "time") == 0 || strcmp(field, "start") == 0 || strcmp(field, "end") == 0)
                 return fmt_time(row, field, buf);
         if (json_object_is_type(v, json_type_string))
                 return json_object_get_string(v);
@@ -151,7 +153,7 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                         if (r < 0)
                                 return r;
                 }
-                c[j] = i < n ? cell(row, "key", buf[j]) : "TOTAL", j++;
+                c[j] = i < n ? cell(row, jfield(row, "start") ? "start" : "key", buf[j]) : "TOTAL", j++;
                 for (size_t e = 0; e < n_extra; e++, j++)
                         c[j] = i < n ? cell(row, x->extra[e], buf[j]) : "";
                 c[j] = fmt_tokens(row, "events", buf[j]), j++;
@@ -168,6 +170,27 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
 
 /* Tool report: harness, tool, calls, cost share; the TOTAL is the report's
  * totals when they carry "calls", else the sum of the rows. */
+/* Blocks: one line per active block after the table. */
+static void active_blocks(FILE *f, struct json_object *rows)
+{
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                struct json_object *row = json_object_array_get_idx(rows, i);
+                struct json_object *act = jfield(row, "active");
+                char e[FMT_MAX], l[FMT_MAX], c[FMT_MAX], b[FMT_MAX], p[FMT_MAX], end[FMT_MAX];
+                int64_t el, rem;
+                if (!act || !json_object_get_boolean(act) || !jint(row, "elapsed_s", &el) ||
+                    !jint(row, "remaining_s", &rem))
+                        continue;
+                fprintf(f, "active %s block: %s elapsed, %s left (until %s); %s so far, burn %s/h, "
+                           "projected %s\n",
+                        jstr(row, "harness") ? jstr(row, "harness") : "?",
+                        fmt_duration((uint64_t)(el > 0 ? el : 0), e),
+                        fmt_duration((uint64_t)(rem > 0 ? rem : 0), l), fmt_time(row, "end", end),
+                        fmt_cost(row, "cost_usd", c), fmt_cost(row, "burn_usd_per_hour", b),
+                        fmt_cost(row, "projected_cost_usd", p));
+        }
+}
+
 static int tool_table(FILE *f, struct json_object *rows, struct json_object *totals)
 {
         static const char *const head[] = { "harness", "tool", "calls", "cost share" };
@@ -327,6 +350,8 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
                 else {
                         r = kind && strcmp(kind, "tool") == 0 ? tool_table(f, rows, totals)
                                                               : sums_table(f, rep, rows, totals);
+                        if (r >= 0 && kind && strcmp(kind, "blocks") == 0)
+                                active_blocks(f, rows);
                         if (r >= 0)
                                 fputs(FMT_COST_LEGEND "\n", f);
                 }
