@@ -16,6 +16,13 @@
 int report_blocks_collect(struct ledger *l, const struct report_query *q,
                           const struct report_range *rg, struct report_result *res);
 
+/* The latest block of harness `tool` from the rollups of the day before
+ * now_ms (quick, for the status line: a block's start is the start of its
+ * first 15-minute bucket, so it can be up to 15 minutes early). 0 and the
+ * block, or -ENOENT when there is none in that day. */
+int report_block_recent(struct ledger *l, const char *tool, int64_t now_ms,
+                        struct report_entry *ret_entry);
+
 /* The active block's figures at now_ms (false when the block has ended). */
 struct block_live {
         int64_t elapsed_ms, remaining_ms;

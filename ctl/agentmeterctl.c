@@ -19,6 +19,7 @@
 #include "render.h"
 #include "report.h"
 #include "service.h"
+#include "statusline.h"
 #include "render-status.h"
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -28,13 +29,13 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
         O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_COST = 1 << 8, O_METRICS_DIR = 1 << 9, O_BREAKDOWN = 1 << 10,
-        O_WEEK_START = 1 << 11, O_MERGE_WT = 1 << 12,
+        O_WEEK_START = 1 << 11, O_MERGE_WT = 1 << 12, O_FORMAT = 1 << 13,
 };
 
 struct args {
         unsigned seen;
         const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
-                *week_start;
+                *week_start, *format;
         char harness[256];
         const char *pos[4];
         int n_pos;
@@ -60,6 +61,8 @@ static const char usage_text[] =
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  metrics                         the Prometheus metrics the daemon exports\n"
+        "  statusline [--format FMT] [--json]  one line for Claude Code's statusLine (reads its\n"
+        "                                  JSON on stdin; never waits more than 50 ms for the daemon)\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force] [--metrics-dir DIR]\n"
@@ -439,6 +442,42 @@ static int cmd_metrics(struct args *a)
         return EXIT_OK;
 }
 
+#define STATUSLINE_WAIT_MS 50
+
+static int cmd_statusline(struct args *a)
+{
+        _cleanup_json_ struct json_object *input = NULL, *req = NULL, *answer = NULL;
+        char zbuf[PATH_MAX], *detail = NULL;
+        const char *why = NULL;
+        int r;
+
+        /* Claude Code pipes the JSON and closes stdin: the read is quick;
+         * anything else (a terminal, garbage) gets the fallback line */
+        r = statusline_read_input(STDIN_FILENO, STATUSLINE_WAIT_MS, &input);
+        if (r == -EBADMSG || r == -E2BIG)
+                why = "status input is not JSON";
+        else if (r == -ETIMEDOUT)
+                why = "no status input";
+        if (!why) {
+                req = statusline_request(input, a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf)));
+                if (req && a->harness[0]) /* another harness's session and block (default claude) */
+                        json_object_object_add(req, "harness", json_object_new_string(a->harness));
+                r = req ? client_call(socket_path(a), "statusline", req, STATUSLINE_WAIT_MS, &answer,
+                                      &detail)
+                        : -ENOMEM;
+                if (r < 0)
+                        why = client_no_daemon(r) ? "agentmeterd is not running"
+                              : r == -ETIMEDOUT   ? "agentmeterd is busy"
+                                                  : "agentmeterd did not answer";
+                free(detail);
+        }
+        if (a->seen & O_JSON)
+                statusline_print_json(stdout, input, why ? NULL : answer, why);
+        else
+                statusline_print(stdout, a->format, input, why ? NULL : answer, why);
+        return EXIT_OK; /* the status line shows what went wrong; Claude Code needs no status */
+}
+
 static int cmd_help(struct args *a)
 {
         (void)a;
@@ -453,6 +492,7 @@ static const struct command commands[] = {
                                   O_WEEK_START | O_MERGE_WT, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
         { "metrics", cmd_metrics, 0, 0 },
+        { "statusline", cmd_statusline, O_JSON | O_FORMAT | O_TZ | O_HARNESS, 0 },
         { "rescan", cmd_rescan, 0, 0 },
         { "version", cmd_version, 0, 0 },
         { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR, 0 },
@@ -471,6 +511,7 @@ static const struct option longopts[] = {
         { "breakdown", required_argument, NULL, 'B' },
         { "week-start", required_argument, NULL, 'W' },
         { "merge-worktrees", no_argument, NULL, 'G' },
+        { "format", required_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
 };
@@ -482,7 +523,7 @@ static const char *opt_name(unsigned bit)
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
                 { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_COST, "--cost" }, { O_METRICS_DIR, "--metrics-dir" },
                 { O_BREAKDOWN, "--breakdown" }, { O_WEEK_START, "--week-start" },
-                { O_MERGE_WT, "--merge-worktrees" },
+                { O_MERGE_WT, "--merge-worktrees" }, { O_FORMAT, "--format" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -507,6 +548,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 'B': a->seen |= O_BREAKDOWN, a->breakdown = optarg; break;
                 case 'W': a->seen |= O_WEEK_START, a->week_start = optarg; break;
                 case 'G': a->seen |= O_MERGE_WT; break;
+                case 'F': a->seen |= O_FORMAT, a->format = optarg; break;
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;

@@ -28,6 +28,7 @@
 #include "report.h"
 #include "scan.h"
 #include "status.h"
+#include "statusline.h"
 #include "watch.h"
 
 #define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */
@@ -41,6 +42,7 @@ struct daemon {
         struct watch *watch;
         struct control *control;
         struct metrics *metrics;
+        struct statusline_state statusline;
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
@@ -334,6 +336,7 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                         .ingest = d->ingest,
                         .watch = d->watch,
                         .warnings = (const char *const *)d->warnings,
+                        .rate_limits = d->statusline.rate_limits,
                 };
                 return status_build(&si, ret_result);
         }
@@ -357,6 +360,12 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 json_object_object_add(o, "queued", json_object_new_boolean(1));
                 *ret_result = o;
                 return 0;
+        }
+        if (strcmp(cmd, "statusline") == 0) {
+                int r = statusline_answer(d->ledger, &d->statusline, req, ret_result, ret_error);
+                if (r < 0)
+                        *ret_code = r == -EINVAL ? "bad-request" : "internal";
+                return r;
         }
         if (strcmp(cmd, "metrics") == 0) {
                 char *text = NULL;
@@ -382,7 +391,8 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 return r;
         }
         *ret_code = "unknown-command";
-        *ret_error = "unknown command (try: status, sources, report, metrics, rescan, tail, version)";
+        *ret_error = "unknown command (try: status, sources, report, metrics, statusline, rescan, tail, "
+                     "version)";
         return -EINVAL;
 }
 
@@ -724,6 +734,7 @@ out:
                 sd_event_source_disable_unref(d.retry_timer);
         }
         d.metrics = metrics_free(d.metrics);
+        statusline_state_done(&d.statusline);
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);

@@ -182,6 +182,7 @@ int status_build(const struct status_info *si, struct json_object **ret)
         for (size_t i = 0; si->warnings && si->warnings[i]; i++)
                 json_object_array_add(warn, json_object_new_string(si->warnings[i]));
         add(o, "warnings", warn);
+        add(o, "rate_limits", si->rate_limits ? json_object_get(si->rate_limits) : NULL);
         *ret = o;
         return 0;
 }
