@@ -28,7 +28,7 @@
 #include "report.h"
 #include "scan.h"
 #include "status.h"
-#include "statusline.h"
+#include "statusline-answer.h"
 #include "watch.h"
 
 #define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */

@@ -8,7 +8,7 @@
 #include "ledger.h"
 #include "report-blocks.h"
 #include "report-json.h"
-#include "statusline.h"
+#include "statusline-answer.h"
 #include "timefmt.h"
 
 #define add(o, k, v) json_object_object_add((o), (k), (v))
