@@ -107,7 +107,8 @@ int report_blocks_collect(struct ledger *l, const struct report_query *q,
                 return r;
         }
         sort_ctx = &c;
-        qsort(c.v, c.n, sizeof(*c.v), ev_cmp);
+        if (c.n)
+                qsort(c.v, c.n, sizeof(*c.v), ev_cmp);
         sort_ctx = NULL;
         for (size_t i = 0; i < c.n && r >= 0; i++) {
                 const struct ev *e = &c.v[i];

@@ -403,7 +403,8 @@ static void finish(struct run *c, struct report_result *res)
                                                  : c->q->kind == REPORT_TOOL  ? tool_cmp
                                                                               : key_cmp;
 
-        qsort(c->agg.v, c->agg.n, sizeof(*c->agg.v), cmp);
+        if (c->agg.n)
+                qsort(c->agg.v, c->agg.n, sizeof(*c->agg.v), cmp);
         *res = (struct report_result){.kind = c->q->kind, .rows = c->agg.v, .n = c->agg.n};
         for (size_t i = 0; i < res->n; i++) {
                 const struct report_entry *e = &res->rows[i];

@@ -466,9 +466,9 @@ static void default_user(char *buf, size_t cap)
         (void)gethostname(host, sizeof(host) - 1);
         host[sizeof(host) - 1] = 0;
         if (pw && pw->pw_name)
-                snprintf(buf, cap, "%s@%s", pw->pw_name, host);
+                snprintf(buf, cap, "%.64s@%.180s", pw->pw_name, host);
         else
-                snprintf(buf, cap, "%u@%s", (unsigned)geteuid(), host);
+                snprintf(buf, cap, "%u@%.180s", (unsigned)geteuid(), host);
 }
 
 int metrics_new(sd_event *ev, struct ingest *in, const struct metrics_config *cfg,
