@@ -20,6 +20,7 @@
 
 #define TICK_USEC 1000000ULL  /* at most one write a second */
 #define HEALTH_TICKS 15       /* without commits, re-check health this often */
+#define BACKLOG_TICKS 10      /* while a backlog is read, write at most this often */
 #define HWM_META "metrics_hwm"
 #define NANO 1000000000ULL
 /* TODO(pricing): the table's name once common/pricing.h is merged */
@@ -38,7 +39,7 @@ struct metrics {
         char user[256];
         int64_t start_ms;
         uint64_t commits_seen;
-        unsigned ticks;
+        unsigned ticks;         /* since the last render */
         char *last_written;
         int last_error;
         struct mark *marks; /* sorted by series */
@@ -450,8 +451,14 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *u)
 {
         struct metrics *m = u;
 
-        if (ingest_counters(m->in)->commits != m->commits_seen || ++m->ticks >= HEALTH_TICKS ||
-            m->last_error)
+        bool changed = ingest_counters(m->in)->commits != m->commits_seen;
+
+        m->ticks++;
+        /* an initial scan or a burst commits all the time: rendering every
+         * second would compete with it for the ledger */
+        if (changed && ingest_pending(m->in) && m->ticks < BACKLOG_TICKS)
+                changed = false;
+        if (changed || m->ticks >= HEALTH_TICKS || m->last_error)
                 (void)metrics_write(m);
         sd_event_source_set_time(s, usec + TICK_USEC);
         sd_event_source_set_enabled(s, SD_EVENT_ON);
