@@ -468,6 +468,7 @@ static int cmd_statusline(struct args *a)
                 if (r < 0)
                         why = client_no_daemon(r) ? "agentmeterd is not running"
                               : r == -ETIMEDOUT   ? "agentmeterd is busy"
+                              : r == -EREMOTEIO   ? "agentmeterd refused the request"
                                                   : "agentmeterd did not answer";
                 free(detail);
         }

@@ -170,6 +170,36 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
 
 /* Tool report: harness, tool, calls, cost share; the TOTAL is the report's
  * totals when they carry "calls", else the sum of the rows. */
+/* The real limit windows a harness reported (Claude Code's status line
+ * input, kept by the daemon): one line per harness and window. */
+static void real_limits(FILE *f, struct json_object *rl)
+{
+        static const char *const windows[][2] = { { "five_hour", "5-hour" }, { "seven_day", "7-day" } };
+
+        if (!rl || !json_object_is_type(rl, json_type_object))
+                return;
+        json_object_object_foreach(rl, harness, lim) {
+                char when[FMT_MAX];
+                for (size_t i = 0; i < 2; i++) {
+                        struct json_object *w = jfield(lim, windows[i][0]);
+                        double pct;
+                        int64_t resets;
+                        if (!w || !jdouble(w, "used_percentage", &pct))
+                                continue;
+                        fprintf(f, "%.20s reported its real %s window: %.1f%% used", harness,
+                                windows[i][1], pct);
+                        if (jint(w, "resets_at", &resets)) {
+                                struct json_object *t = json_object_new_int64(resets * 1000);
+                                struct json_object *o = json_object_new_object();
+                                json_object_object_add(o, "t", t);
+                                fprintf(f, ", resets %s", fmt_time(o, "t", when));
+                                json_object_put(o);
+                        }
+                        fprintf(f, " (as of %s)\n", fmt_time(lim, "received_at", when));
+                }
+        }
+}
+
 /* Blocks: one line per active block after the table. */
 static void active_blocks(FILE *f, struct json_object *rows)
 {
@@ -350,8 +380,10 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
                 else {
                         r = kind && strcmp(kind, "tool") == 0 ? tool_table(f, rows, totals)
                                                               : sums_table(f, rep, rows, totals);
-                        if (r >= 0 && kind && strcmp(kind, "blocks") == 0)
+                        if (r >= 0 && kind && strcmp(kind, "blocks") == 0) {
                                 active_blocks(f, rows);
+                                real_limits(f, jfield(rep, "rate_limits"));
+                        }
                         if (r >= 0)
                                 fputs(FMT_COST_LEGEND "\n", f);
                 }

@@ -386,6 +386,10 @@ static int handle(void *u, const char *cmd, json_object *req, json_object **ret_
                 int r = report_query_from_json(req, &q, ret_error);
                 if (r >= 0)
                         r = report_run(d->ledger, &q, ret_result, ret_error);
+                /* the real windows the harnesses reported, next to the computed ones */
+                if (r >= 0 && q.kind == REPORT_BLOCKS && d->statusline.rate_limits)
+                        json_object_object_add(*ret_result, "rate_limits",
+                                               json_object_get(d->statusline.rate_limits));
                 if (r < 0)
                         *ret_code = r == -EINVAL ? "bad-request" : "internal";
                 return r;

@@ -115,6 +115,10 @@ int statusline_answer(struct ledger *l, struct statusline_state *st, json_object
                 *ret_error = "harness or session id too long";
                 return -EINVAL;
         }
+        if (strspn(harness, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(harness)) {
+                *ret_error = "a harness id is lower-case letters, digits, - and _";
+                return -EINVAL;
+        }
         r = today_json(l, tz, now, &today, ret_error);
         if (r < 0)
                 return r;

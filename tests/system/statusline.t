@@ -41,6 +41,11 @@ is "$(jq -r '.session_cost_usd' <<<"$j")" "$("$C" report session --json | jq -r 
 	"--json: session cost = the session report's"
 is "$("$C" status --json | jq -r '.rate_limits.pi.five_hour.used_percentage')" 23.5 \
 	"the daemon keeps the rate limits it was handed, per harness (status shows them)"
+is "$("$C" report blocks --json | jq -r '.rate_limits.pi.seven_day.used_percentage')" 41.2 \
+	"report blocks carries the real windows the daemon was handed"
+check "... and its table names them" sh -c "'$C' report blocks | grep -q 'pi reported its real 5-hour window: 23.5% used'"
+is "$(echo '{}' | "$C" statusline --harness 'p\x1bi' --json | jq -r .fallback)" "agentmeterd refused the request" \
+	"a harness id outside [a-z0-9_-] is refused by the daemon"
 is "$(printf '%s' "$input" | "$C" statusline --harness pi --format '[{model}] {today} {limit_7d} {nope}')" \
 	"[Opus 4.5] \$$(printf '%.2f' "$want_cost") 41% (resets in $(printf '%s' "$input" | "$C" statusline --format '{limit_7d}' | sed 's/.*resets in //; s/)$//')) {nope}" \
 	"--format: named fields, unknown ones left as written"
