@@ -329,6 +329,27 @@ int ledger_foreach_session(struct ledger *l,
         return ledger_scan(l, DB_SESSIONS, NULL, session_entry_fn, &s);
 }
 
+int ledger_get_session(struct ledger *l, const char *tool, const char *session,
+                       struct session_entry *ret_entry)
+{
+        uint8_t kb[SESSION_KEY_MAX];
+        MDB_val k = {.mv_data = kb}, v;
+        struct session_entry e;
+        MDB_txn *txn;
+        int r = ledger_read_begin(l, &txn);
+
+        if (r < 0)
+                return r;
+        k.mv_size = session_key(tool, session, kb);
+        r = ledger_errno(mdb_get(txn, l->dbi[DB_SESSIONS], &k, &v));
+        if (r == 0)
+                r = session_decode(&k, &v, &e);
+        mdb_txn_abort(txn);
+        if (r == 0)
+                *ret_entry = e;
+        return r;
+}
+
 /* ---- rebuild ------------------------------------------------------------- */
 
 static int rebuild_txn(struct ledger *l, MDB_txn *txn, void *u)

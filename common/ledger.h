@@ -172,6 +172,9 @@ struct session_entry {
 };
 int ledger_foreach_session(struct ledger *l,
                            int (*cb)(const struct session_entry *e, void *u), void *u);
+/* One session's sums: 0, or -ENOENT. */
+int ledger_get_session(struct ledger *l, const char *tool, const char *session,
+                       struct session_entry *ret_entry);
 
 struct activity_entry {
         struct row_key usage_key;

@@ -21,6 +21,7 @@
 #include "render.h"
 #include "report.h"
 #include "service.h"
+#include "statusline.h"
 #include "render-status.h"
 #include "top.h"
 
@@ -30,12 +31,15 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
-        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8, O_COST = 1 << 9,
+        O_METRICS_DIR = 1 << 10, O_BREAKDOWN = 1 << 11, O_WEEK_START = 1 << 12, O_MERGE_WT = 1 << 13,
+        O_FORMAT = 1 << 14,
 };
 
 struct args {
         unsigned seen;
-        const char *socket, *state_dir, *since, *until, *tz;
+        const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
+                *week_start, *format;
         char harness[256];
         const char *pos[4];
         int n_pos;
@@ -55,18 +59,24 @@ static const char usage_text[] =
         "Commands:\n"
         "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
         "  sources [--json]                every file the daemon reads, with its counters\n"
-        "  report daily|monthly|session|model|tool [--since YYYY-MM-DD] [--until YYYY-MM-DD]\n"
-        "         [--tz ZONE] [--harness ID,...] [--json|--csv|--chart]\n"
+        "  report daily|weekly|monthly|project|blocks|session|model|tool [--since YYYY-MM-DD]\n"
+        "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
+        "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees] [--json|--csv|--chart]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  top                             live full-screen view: spend, 5-hour block, last\n"
         "                                  calls (g: grouping, q: quit); lines when piped\n"
+        "  metrics                         the Prometheus metrics the daemon exports\n"
+        "  statusline [--format FMT] [--json]  one line for Claude Code's statusLine (reads its\n"
+        "                                  JSON on stdin; never waits more than 50 ms for the daemon)\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
         "  reprice                         reload the price table and override, re-price\n"
         "                                  every row agentmeterd priced (vendor costs stay)\n"
         "  version                         client and daemon versions\n"
-        "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
-        "                                  discovery variables; enable and (re)start it\n"
+        "  install [--no-start] [--force] [--metrics-dir DIR]\n"
+        "                                  set up the systemd user unit with this shell's\n"
+        "                                  discovery variables; enable and (re)start it;\n"
+        "                                  DIR: node_exporter's textfile directory\n"
         "  uninstall                       stop, disable, remove what install wrote\n"
         "  help                            this text\n"
         "\n"
@@ -216,6 +226,13 @@ static int report_from_ledger(struct args *a, enum report_kind kind, const char 
         _cleanup_(ledger_closep) struct ledger *l = NULL;
         _cleanup_json_ struct json_object *rep = NULL;
         struct report_query q = { .kind = kind, .tz = tz, .since = a->since, .until = a->until };
+        if (a->cost)
+                (void)report_cost_parse(a->cost, &q.cost); /* checked by cmd_report */
+        if (a->breakdown)
+                (void)report_breakdown_parse(a->breakdown, &q.breakdown);
+        if (a->week_start)
+                q.week_start_set = report_week_start_parse(a->week_start, &q.week_start) == 0;
+        q.merge_worktrees = a->seen & O_MERGE_WT;
         char dir[PATH_MAX], hbuf[sizeof(a->harness)];
         const char *err = NULL;
         int r;
@@ -260,6 +277,9 @@ static int cmd_report(struct args *a)
                                  : a->seen & O_CSV ? RENDER_CSV
                                                    : RENDER_TABLE;
         enum report_kind kind;
+        enum report_cost cost;
+        enum report_breakdown bd;
+        int wday;
         char zbuf[PATH_MAX], *detail = NULL;
         const char *tz = a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf));
         int r;
@@ -273,14 +293,37 @@ static int cmd_report(struct args *a)
                 return usage_error("--chart is for daily, weekly and monthly reports, not '%s'",
                                    a->pos[1]);
         if (report_kind_parse(a->pos[1], &kind) < 0)
-                return usage_error("unknown report '%s' (daily, monthly, session, model, tool)",
+                return usage_error("unknown report '%s' (daily, weekly, monthly, project, blocks, session, "
+                                   "model, tool)",
                                    a->pos[1]);
         if (a->since && !valid_day(a->since))
                 return usage_error("--since wants YYYY-MM-DD, not '%s'", a->since);
         if (a->until && !valid_day(a->until))
                 return usage_error("--until wants YYYY-MM-DD, not '%s'", a->until);
+        if (a->cost && report_cost_parse(a->cost, &cost) < 0)
+                return usage_error("--cost wants auto, vendor or computed, not '%s'", a->cost);
+        if (a->breakdown && (report_breakdown_parse(a->breakdown, &bd) < 0 || bd == REPORT_BREAKDOWN_NONE))
+                return usage_error("--breakdown wants model or harness, not '%s'", a->breakdown);
+        if (a->breakdown && kind != REPORT_DAILY && kind != REPORT_WEEKLY && kind != REPORT_MONTHLY &&
+            kind != REPORT_PROJECT)
+                return usage_error("%s", "--breakdown applies to daily, weekly, monthly and project");
+        if (a->week_start && report_week_start_parse(a->week_start, &wday) < 0)
+                return usage_error("--week-start wants a day name (monday .. sunday), not '%s'",
+                                   a->week_start);
+        if (a->week_start && kind != REPORT_WEEKLY)
+                return usage_error("%s", "--week-start applies to the weekly report");
+        if ((a->seen & O_MERGE_WT) && kind != REPORT_PROJECT)
+                return usage_error("%s", "--merge-worktrees applies to the project report");
         if (!req)
                 return EXIT_ERR;
+        if (a->breakdown)
+                json_object_object_add(req, "breakdown", json_object_new_string(a->breakdown));
+        if (a->week_start)
+                json_object_object_add(req, "week_start", json_object_new_string(a->week_start));
+        if (a->seen & O_MERGE_WT)
+                json_object_object_add(req, "merge_worktrees", json_object_new_boolean(1));
+        if (a->cost)
+                json_object_object_add(req, "cost", json_object_new_string(a->cost));
         json_object_object_add(req, "report", json_object_new_string(report_kind_name(kind)));
         if (a->since)
                 json_object_object_add(req, "since", json_object_new_string(a->since));
@@ -419,7 +462,12 @@ static int cmd_version(struct args *a)
 
 static int cmd_install(struct args *a)
 {
-        int r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, stdout, stderr);
+        int r;
+
+        if (a->metrics_dir && (a->metrics_dir[0] != '/' || strpbrk(a->metrics_dir, " \t\n\"'\\%$")))
+                return usage_error("--metrics-dir wants an absolute directory without blanks, quotes, "
+                                   "%% or $, not '%s'", a->metrics_dir);
+        r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir, stdout, stderr);
         return r < 0 ? EXIT_ERR : EXIT_OK;
 }
 
@@ -427,6 +475,60 @@ static int cmd_uninstall(struct args *a)
 {
         (void)a;
         return service_uninstall(stdout, stderr) < 0 ? EXIT_ERR : EXIT_OK;
+}
+
+static int cmd_metrics(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        int r = call(a, "metrics", NULL, 30000, &res);
+        const char *text;
+
+        if (r < 0)
+                return -r;
+        text = jstr(res, "text");
+        if (!text) {
+                fputs("agentmeterctl: the daemon's metrics answer has no \"text\"\n", stderr);
+                return EXIT_ERR;
+        }
+        fputs(text, stdout);
+        return EXIT_OK;
+}
+
+#define STATUSLINE_WAIT_MS 50
+
+static int cmd_statusline(struct args *a)
+{
+        _cleanup_json_ struct json_object *input = NULL, *req = NULL, *answer = NULL;
+        char zbuf[PATH_MAX], *detail = NULL;
+        const char *why = NULL;
+        int r;
+
+        /* Claude Code pipes the JSON and closes stdin: the read is quick;
+         * anything else (a terminal, garbage) gets the fallback line */
+        r = statusline_read_input(STDIN_FILENO, STATUSLINE_WAIT_MS, &input);
+        if (r == -EBADMSG || r == -E2BIG)
+                why = "status input is not JSON";
+        else if (r == -ETIMEDOUT)
+                why = "no status input";
+        if (!why) {
+                req = statusline_request(input, a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf)));
+                if (req && a->harness[0]) /* another harness's session and block (default claude) */
+                        json_object_object_add(req, "harness", json_object_new_string(a->harness));
+                r = req ? client_call(socket_path(a), "statusline", req, STATUSLINE_WAIT_MS, &answer,
+                                      &detail)
+                        : -ENOMEM;
+                if (r < 0)
+                        why = client_no_daemon(r) ? "agentmeterd is not running"
+                              : r == -ETIMEDOUT   ? "agentmeterd is busy"
+                              : r == -EREMOTEIO   ? "agentmeterd refused the request"
+                                                  : "agentmeterd did not answer";
+                free(detail);
+        }
+        if (a->seen & O_JSON)
+                statusline_print_json(stdout, input, why ? NULL : answer, why);
+        else
+                statusline_print(stdout, a->format, input, why ? NULL : answer, why);
+        return EXIT_OK; /* the status line shows what went wrong; Claude Code needs no status */
 }
 
 static int cmd_help(struct args *a)
@@ -439,24 +541,33 @@ static int cmd_help(struct args *a)
 static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0 },
         { "sources", cmd_sources, O_JSON, 0 },
-        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_CHART, 1 },
+        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
+                                  O_WEEK_START | O_MERGE_WT | O_CHART, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
         { "top", cmd_top, 0, 0 },
+        { "metrics", cmd_metrics, 0, 0 },
+        { "statusline", cmd_statusline, O_JSON | O_FORMAT | O_TZ | O_HARNESS, 0 },
         { "rescan", cmd_rescan, 0, 0 },
         { "reprice", cmd_reprice, 0, 0 },
         { "version", cmd_version, 0, 0 },
-        { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
+        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR, 0 },
         { "uninstall", cmd_uninstall, 0, 0 },
         { "help", cmd_help, 0, 0 },
 };
 
 static const struct option longopts[] = {
         { "json", no_argument, NULL, 'j' },          { "csv", no_argument, NULL, 'c' },
-        { "chart", no_argument, NULL, 'C' },
+        { "chart", no_argument, NULL, 'k' },
         { "since", required_argument, NULL, 's' },   { "until", required_argument, NULL, 'u' },
         { "tz", required_argument, NULL, 'z' },      { "harness", required_argument, NULL, 'H' },
         { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
         { "socket", required_argument, NULL, 'S' },  { "state-dir", required_argument, NULL, 'D' },
+        { "cost", required_argument, NULL, 'C' },
+        { "metrics-dir", required_argument, NULL, 'M' },
+        { "breakdown", required_argument, NULL, 'B' },
+        { "week-start", required_argument, NULL, 'W' },
+        { "merge-worktrees", no_argument, NULL, 'G' },
+        { "format", required_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
 };
@@ -466,7 +577,9 @@ static const char *opt_name(unsigned bit)
         static const struct { unsigned bit; const char *name; } names[] = {
                 { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
-                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },  { O_CHART, "--chart" },
+                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_CHART, "--chart" }, { O_COST, "--cost" }, { O_METRICS_DIR, "--metrics-dir" },
+                { O_BREAKDOWN, "--breakdown" }, { O_WEEK_START, "--week-start" },
+                { O_MERGE_WT, "--merge-worktrees" }, { O_FORMAT, "--format" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -483,10 +596,16 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 switch (c) {
                 case 'j': a->seen |= O_JSON; break;
                 case 'c': a->seen |= O_CSV; break;
-                case 'C': a->seen |= O_CHART; break;
+                case 'k': a->seen |= O_CHART; break;
                 case 's': a->seen |= O_SINCE, a->since = optarg; break;
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;
+                case 'C': a->seen |= O_COST, a->cost = optarg; break;
+                case 'M': a->seen |= O_METRICS_DIR, a->metrics_dir = optarg; break;
+                case 'B': a->seen |= O_BREAKDOWN, a->breakdown = optarg; break;
+                case 'W': a->seen |= O_WEEK_START, a->week_start = optarg; break;
+                case 'G': a->seen |= O_MERGE_WT; break;
+                case 'F': a->seen |= O_FORMAT, a->format = optarg; break;
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;

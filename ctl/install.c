@@ -205,6 +205,19 @@ int install_dropin_text(const struct install_config *c, char **ret_text, unsigne
                 if (strcmp(c->vars[i], "HOME") != 0 && lookup(c, c->vars[i]))
                         fprintf(f, "%s%s", k++ ? "," : "", c->vars[i]);
         fprintf(f, "\"\nEnvironment=\"AGENTMETER_INSTALL_TIME=%s\"\n", when);
+        if (c->metrics_file && r >= 0) {
+                _cleanup_free_ char *q = NULL, *dir = strdup(c->metrics_file);
+                char *slash = dir ? strrchr(dir, '/') : NULL;
+                r = slash && slash != dir ? install_quote(c->metrics_file, false, &q) : -EINVAL;
+                if (r >= 0) {
+                        *slash = 0;
+                        /* "-": a missing directory does not stop the unit (the daemon
+                         * logs that it cannot write there) */
+                        fprintf(f, "# The Prometheus textfile for node_exporter (--metrics-dir).\n"
+                                   "Environment=\"AGENTMETER_METRICS_FILE=%s\"\n"
+                                   "ReadWritePaths=-%s\n", q, dir);
+                }
+        }
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0) {

@@ -31,6 +31,9 @@ struct install_config {
         void *userdata;
         int64_t now_s;                /* recorded as AGENTMETER_INSTALL_TIME */
         bool force;                   /* overwrite files without the marker */
+        const char *metrics_file;     /* NULL, or the Prometheus textfile the daemon keeps
+                                       * (install --metrics-dir): recorded as
+                                       * AGENTMETER_METRICS_FILE with ReadWritePaths=-DIR */
 };
 
 enum install_unit_action {

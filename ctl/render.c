@@ -33,7 +33,27 @@ static const struct kind_cols kinds[] = {
         { "session", "session", { "harness", "last", "model", NULL },
           { "harness", "project", "provider", "model", "first", "last" } },
         { "model", "model", { "harness", NULL }, { "harness", "provider", "model", NULL } },
+        { "weekly", "week", { NULL }, { NULL } },
+        { "project", "project", { NULL }, { NULL } },
+        { "blocks", "block start", { "harness", "last", NULL },
+          { "harness", "start", "end", "last", "active", NULL } },
 };
+
+/* The columns a --breakdown adds (daily, weekly, monthly, project). */
+static const struct kind_cols breakdowns[] = {
+        { "harness", NULL, { "harness", NULL }, { "harness", NULL } },
+        { "model", NULL, { "harness", "model", NULL }, { "harness", "provider", "model", NULL } },
+};
+
+/* The extra columns of a report: its kind's, or its breakdown's. */
+static const struct kind_cols *extra_cols(struct json_object *rep)
+{
+        const char *b = jstr(rep, "breakdown");
+        for (size_t i = 0; b && i < sizeof(breakdowns) / sizeof(breakdowns[0]); i++)
+                if (strcmp(b, breakdowns[i].kind) == 0)
+                        return &breakdowns[i];
+        return NULL;
+}
 
 static const struct kind_cols *kind_cols(const char *kind)
 {
@@ -59,7 +79,7 @@ static const char *cell(struct json_object *row, const char *field, char *buf)
         if (!v)
                 return "";
         if (strcmp(field, "first") == 0 || strcmp(field, "last") == 0 ||
-            strcmp(field, "time") == 0)
+            strcmp(field, "time") == 0 || strcmp(field, "start") == 0 || strcmp(field, "end") == 0)
                 return fmt_time(row, field, buf);
         if (json_object_is_type(v, json_type_string))
                 return json_object_get_string(v);
@@ -100,7 +120,8 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                       struct json_object *totals)
 {
         const struct kind_cols *k = kind_cols(jstr(rep, "report"));
-        size_t n_extra = count(k->extra, 4);
+        const struct kind_cols *x = extra_cols(rep) ? extra_cols(rep) : k;
+        size_t n_extra = count(x->extra, 4);
         bool reasoning = show_reasoning(rows, totals);
         const char *head[16];
         enum table_align al[16];
@@ -110,7 +131,7 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
 
         head[nc] = k->key_title, al[nc++] = TABLE_LEFT;
         for (size_t i = 0; i < n_extra; i++)
-                head[nc] = k->extra[i], al[nc++] = TABLE_LEFT;
+                head[nc] = x->extra[i], al[nc++] = TABLE_LEFT;
         head[nc] = "events", al[nc++] = TABLE_RIGHT;
         for (size_t i = 0; i < N_TOK; i++)
                 if (i != TOK_REASONING || reasoning)
@@ -132,9 +153,9 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                         if (r < 0)
                                 return r;
                 }
-                c[j] = i < n ? cell(row, "key", buf[j]) : "TOTAL", j++;
+                c[j] = i < n ? cell(row, jfield(row, "start") ? "start" : "key", buf[j]) : "TOTAL", j++;
                 for (size_t e = 0; e < n_extra; e++, j++)
-                        c[j] = i < n ? cell(row, k->extra[e], buf[j]) : "";
+                        c[j] = i < n ? cell(row, x->extra[e], buf[j]) : "";
                 c[j] = fmt_tokens(row, "events", buf[j]), j++;
                 for (size_t e = 0; e < N_TOK; e++)
                         if (e != TOK_REASONING || reasoning)
@@ -149,6 +170,57 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
 
 /* Tool report: harness, tool, calls, cost share; the TOTAL is the report's
  * totals when they carry "calls", else the sum of the rows. */
+/* The real limit windows a harness reported (Claude Code's status line
+ * input, kept by the daemon): one line per harness and window. */
+static void real_limits(FILE *f, struct json_object *rl)
+{
+        static const char *const windows[][2] = { { "five_hour", "5-hour" }, { "seven_day", "7-day" } };
+
+        if (!rl || !json_object_is_type(rl, json_type_object))
+                return;
+        json_object_object_foreach(rl, harness, lim) {
+                char when[FMT_MAX];
+                for (size_t i = 0; i < 2; i++) {
+                        struct json_object *w = jfield(lim, windows[i][0]);
+                        double pct;
+                        int64_t resets;
+                        if (!w || !jdouble(w, "used_percentage", &pct))
+                                continue;
+                        fprintf(f, "%.20s reported its real %s window: %.1f%% used", harness,
+                                windows[i][1], pct);
+                        if (jint(w, "resets_at", &resets)) {
+                                struct json_object *t = json_object_new_int64(resets * 1000);
+                                struct json_object *o = json_object_new_object();
+                                json_object_object_add(o, "t", t);
+                                fprintf(f, ", resets %s", fmt_time(o, "t", when));
+                                json_object_put(o);
+                        }
+                        fprintf(f, " (as of %s)\n", fmt_time(lim, "received_at", when));
+                }
+        }
+}
+
+/* Blocks: one line per active block after the table. */
+static void active_blocks(FILE *f, struct json_object *rows)
+{
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                struct json_object *row = json_object_array_get_idx(rows, i);
+                struct json_object *act = jfield(row, "active");
+                char e[FMT_MAX], l[FMT_MAX], c[FMT_MAX], b[FMT_MAX], p[FMT_MAX], end[FMT_MAX];
+                int64_t el, rem;
+                if (!act || !json_object_get_boolean(act) || !jint(row, "elapsed_s", &el) ||
+                    !jint(row, "remaining_s", &rem))
+                        continue;
+                fprintf(f, "active %s block: %s elapsed, %s left (until %s); %s so far, burn %s/h, "
+                           "projected %s\n",
+                        jstr(row, "harness") ? jstr(row, "harness") : "?",
+                        fmt_duration((uint64_t)(el > 0 ? el : 0), e),
+                        fmt_duration((uint64_t)(rem > 0 ? rem : 0), l), fmt_time(row, "end", end),
+                        fmt_cost(row, "cost_usd", c), fmt_cost(row, "burn_usd_per_hour", b),
+                        fmt_cost(row, "projected_cost_usd", p));
+        }
+}
+
 static int tool_table(FILE *f, struct json_object *rows, struct json_object *totals)
 {
         static const char *const head[] = { "harness", "tool", "calls", "cost share" };
@@ -254,8 +326,9 @@ static int csv(FILE *f, struct json_object *rep, struct json_object *rows,
         const char *kind = jstr(rep, "report");
         bool tool = kind && strcmp(kind, "tool") == 0;
         const struct kind_cols *k = kind_cols(kind);
-        const char *const *extra = tool ? NULL : k->csv_extra;
-        size_t n_extra = tool ? 0 : count(k->csv_extra, 6);
+        const struct kind_cols *x = extra_cols(rep) ? extra_cols(rep) : k;
+        const char *const *extra = tool ? NULL : x->csv_extra;
+        size_t n_extra = tool ? 0 : count(x->csv_extra, 6);
         const char *const *sums = tool ? csv_tool : csv_sums;
         size_t n = json_object_array_length(rows);
 
@@ -307,6 +380,10 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
                 else {
                         r = kind && strcmp(kind, "tool") == 0 ? tool_table(f, rows, totals)
                                                               : sums_table(f, rep, rows, totals);
+                        if (r >= 0 && kind && strcmp(kind, "blocks") == 0) {
+                                active_blocks(f, rows);
+                                real_limits(f, jfield(rep, "rate_limits"));
+                        }
                         if (r >= 0)
                                 fputs(FMT_COST_LEGEND "\n", f);
                 }

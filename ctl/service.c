@@ -2,6 +2,7 @@
  * --user via fork+execvp, and what the user is told at each step. */
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -117,8 +118,9 @@ static int systemctl(FILE *out, FILE *err, const char *verb, bool with_unit)
         return r;
 }
 
-int service_install(bool no_start, bool force, FILE *out, FILE *err)
+int service_install(bool no_start, bool force, const char *metrics_dir, FILE *out, FILE *err)
 {
+        char metrics_file[PATH_MAX] = "";
         char cfg[PATH_MAX], bufs[1][PATH_MAX];
         const char *dirs[8];
         struct install_result res;
@@ -132,10 +134,20 @@ int service_install(bool no_start, bool force, FILE *out, FILE *err)
                 fprintf(err, "agentmeterctl: cannot find your config directory: %s\n", strerror(-r));
                 return r;
         }
+        if (metrics_dir) {
+                struct passwd *pw = getpwuid(getuid());
+                r = snprintf(metrics_file, sizeof(metrics_file), "%s/agentmeterd-%s.prom", metrics_dir,
+                             pw && pw->pw_name ? pw->pw_name : "user");
+                if (r < 0 || (size_t)r >= sizeof(metrics_file)) {
+                        fprintf(err, "agentmeterctl: --metrics-dir is too long\n");
+                        return -ENAMETOOLONG;
+                }
+        }
         daemon = daemon_next_to_me(err);
         struct install_config c = {
                 .config_home = cfg, .unit_dirs = dirs, .daemon_path = daemon,
                 .vars = registry_env_vars(), .get = process_get, .now_s = time(NULL), .force = force,
+                .metrics_file = metrics_dir ? metrics_file : NULL,
         };
         r = install_files(&c, &res);
         free(daemon);
@@ -155,6 +167,8 @@ int service_install(bool no_start, bool force, FILE *out, FILE *err)
 
         fprintf(out, "unit: %s %s\n", unit_actions[res.unit_action], res.unit_path);
         fprintf(out, "environment record: wrote %s\n", res.dropin_path);
+        if (metrics_dir)
+                fprintf(out, "metrics: the daemon keeps %s current for node_exporter\n", metrics_file);
         for (size_t i = 0; registry_env_vars()[i]; i++) {
                 const char *v = getenv(registry_env_vars()[i]);
                 if (strcmp(registry_env_vars()[i], "HOME") != 0 && v && *v)

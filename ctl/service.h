@@ -12,5 +12,7 @@ int service_run(FILE *log, const char *const *argv);
 
 /* 0, -EEXIST (a file without the marker is in the way), -EIO (systemctl
  * failed; the files are in place), other -errno. Messages go to out/err. */
-int service_install(bool no_start, bool force, FILE *out, FILE *err);
+/* metrics_dir: NULL, or node_exporter's textfile directory (the daemon
+ * writes agentmeterd-<login>.prom there). */
+int service_install(bool no_start, bool force, const char *metrics_dir, FILE *out, FILE *err);
 int service_uninstall(FILE *out, FILE *err);

@@ -23,6 +23,7 @@
 #include "ingest.h"
 #include "ledger.h"
 #include "log.h"
+#include "metrics.h"
 #include "paths.h"
 #include "progress.h"
 #include "prices.h"
@@ -31,6 +32,7 @@
 #include "report.h"
 #include "status.h"
 #include "watch-roots.h"
+#include "statusline-answer.h"
 #include "watch.h"
 
 #define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */
@@ -45,6 +47,8 @@ struct daemon {
         struct control *control;
         struct budget *budget;
         struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
+        struct metrics *metrics;
+        struct statusline_state statusline;
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
         struct command_env commands;
         uint64_t reconcile_usec;
@@ -337,6 +341,8 @@ struct options {
         unsigned reconcile_sec;
         const char *state_dir;
         const char *socket;
+        const char *metrics_file; /* "" = none */
+        const char *metrics_user;
 };
 
 static void usage(FILE *f)
@@ -355,6 +361,11 @@ static void usage(FILE *f)
                 "      --socket=PATH          control socket (default $RUNTIME_DIRECTORY or\n"
                 "                             $XDG_RUNTIME_DIR/agentmeterd, control.sock)\n"
                 "      --list-variables       print every discovery variable and its harness\n"
+                "      --metrics-file=PATH    Prometheus textfile to keep current (default\n"
+                "                             $AGENTMETER_METRICS_FILE or STATE_DIR/metrics.prom)\n"
+                "      --no-metrics-file      write no metrics file (`agentmeterctl metrics` works)\n"
+                "      --metrics-user=NAME    the metrics' user label (default\n"
+                "                             $AGENTMETER_METRICS_USER or login@hostname)\n"
                 "      --version              print the version\n"
                 "  -h, --help                 this help\n"
                 "See agentmeterd(8).\n");
@@ -374,7 +385,7 @@ static void list_variables(void)
 static int parse_options(int argc, char **argv, struct options *o)
 {
         enum { OPT_ONCE = 256, OPT_REBUILD, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET,
-               OPT_VERSION, OPT_LIST_VARS };
+               OPT_VERSION, OPT_LIST_VARS, OPT_METRICS_FILE, OPT_NO_METRICS, OPT_METRICS_USER };
         static const struct option longopts[] = {
                 { "once", no_argument, NULL, OPT_ONCE },
                 { "rebuild-rollups", no_argument, NULL, OPT_REBUILD },
@@ -386,6 +397,9 @@ static int parse_options(int argc, char **argv, struct options *o)
                 { "socket", required_argument, NULL, OPT_SOCKET },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "list-variables", no_argument, NULL, OPT_LIST_VARS },
+                { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+                { "no-metrics-file", no_argument, NULL, OPT_NO_METRICS },
+                { "metrics-user", required_argument, NULL, OPT_METRICS_USER },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -414,6 +428,9 @@ static int parse_options(int argc, char **argv, struct options *o)
                 }
                 case OPT_STATE: o->state_dir = optarg; break;
                 case OPT_SOCKET: o->socket = optarg; break;
+                case OPT_METRICS_FILE: o->metrics_file = optarg; break;
+                case OPT_NO_METRICS: o->metrics_file = ""; break;
+                case OPT_METRICS_USER: o->metrics_user = optarg; break;
                 case OPT_VERSION: printf("agentmeterd %s\n", AM_VERSION); exit(0);
                 case OPT_LIST_VARS: list_variables(); exit(0);
                 case 'h': usage(stdout); exit(0);
@@ -464,6 +481,29 @@ static int run_once(struct daemon *d)
                (unsigned long long)c->lines, (unsigned long long)c->malformed,
                (unsigned long long)c->oversized, (unsigned long long)c->resets,
                (unsigned long long)c->renames, secs);
+        return 0;
+}
+
+/* The Prometheus textfile: --metrics-file, else $AGENTMETER_METRICS_FILE
+ * (what `agentmeterctl install --metrics-dir` records), else in the state
+ * directory; "" means none. */
+static int setup_metrics(struct daemon *d, const struct options *o)
+{
+        const char *file = o->metrics_file ? o->metrics_file : getenv("AGENTMETER_METRICS_FILE");
+        const char *user = o->metrics_user ? o->metrics_user : getenv("AGENTMETER_METRICS_USER");
+        char def[PATH_MAX + 16];
+        int r;
+
+        if (!file) {
+                snprintf(def, sizeof(def), "%s/metrics.prom", d->state_dir);
+                file = def;
+        }
+        struct metrics_config mc = { .path = file, .user = user, .start_ms = d->start_ms };
+        r = metrics_new(d->event, d->ingest, &mc, &d->metrics);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot set up the metrics");
+        if (*file)
+                log_info("metrics: %s", file);
         return 0;
 }
 
@@ -537,6 +577,7 @@ static int setup_live(struct daemon *d)
                 .initial_scan_done = &d->initial_scan_done,
                 .warnings = (const char *const *)d->warnings, .rescan = rescan, .u = d,
                 .budget = d->budget, .prices = d->prices,
+                .statusline = &d->statusline, /* .metrics once it exists (main) */
         };
         r = sd_event_add_defer(d->event, &d->reconcile_soon, on_reconcile_soon, d);
         if (r < 0)
@@ -619,14 +660,22 @@ int main(int argc, char **argv)
 
         if (o.once) {
                 r = run_once(&d);
+                if (r >= 0 && setup_metrics(&d, &o) >= 0)
+                        (void)metrics_write(d.metrics);
                 goto out;
         }
         r = setup_live(&d);
         if (r < 0)
                 goto out;
+        r = setup_metrics(&d, &o);
+        if (r < 0)
+                goto out;
+        d.commands.metrics = d.metrics;
+        (void)metrics_write(d.metrics);
         r = sd_event_loop(d.event);
         if (r < 0)
                 log_errno(LOG_ERR, r, "event loop failed");
+        (void)metrics_write(d.metrics);
         (void)ledger_sync(d.ledger);
         log_info("stopped; ledger synced");
 out:
@@ -638,6 +687,8 @@ out:
                 sd_event_source_disable_unref(d.reconcile_soon);
         }
         d.budget = budget_free(d.budget);
+        d.metrics = metrics_free(d.metrics);
+        statusline_state_done(&d.statusline);
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);

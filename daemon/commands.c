@@ -2,14 +2,17 @@
  * dispatcher that picks one by name. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "budget.h"
+#include "metrics.h"
 #include "prices.h"
 #include "commands.h"
 #include "proto.h"
 #include "report.h"
 #include "status.h"
+#include "statusline-answer.h"
 
 static int cmd_status(const struct command_env *e, json_object **ret_result)
 {
@@ -21,6 +24,7 @@ static int cmd_status(const struct command_env *e, json_object **ret_result)
                 .ingest = e->ingest,
                 .watch = e->watch,
                 .warnings = e->warnings,
+                .rate_limits = e->statusline->rate_limits,
         };
         int r = status_build(&si, ret_result);
         if (r >= 0)
@@ -61,6 +65,38 @@ static int cmd_report(const struct command_env *e, json_object *req, json_object
         int r = report_query_from_json(req, &q, ret_error);
         if (r >= 0)
                 r = report_run(e->ledger, &q, ret_result, ret_error);
+        /* the real windows the harnesses reported, next to the computed ones */
+        if (r >= 0 && q.kind == REPORT_BLOCKS && e->statusline->rate_limits)
+                json_object_object_add(*ret_result, "rate_limits",
+                                       json_object_get(e->statusline->rate_limits));
+        if (r < 0)
+                *ret_code = r == -EINVAL ? "bad-request" : "internal";
+        return r;
+}
+
+static int cmd_metrics(const struct command_env *e, json_object **ret_result, const char **ret_code,
+                       const char **ret_error)
+{
+        char *text = NULL;
+        int r = e->metrics ? metrics_text(e->metrics, &text) : -ENODATA;
+        json_object *o;
+
+        if (r < 0) {
+                *ret_code = "internal";
+                *ret_error = "cannot build the metrics";
+                return r;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "text", json_object_new_string(text));
+        free(text);
+        *ret_result = o;
+        return 0;
+}
+
+static int cmd_statusline(const struct command_env *e, json_object *req, json_object **ret_result,
+                          const char **ret_code, const char **ret_error)
+{
+        int r = statusline_answer(e->ledger, e->statusline, req, ret_result, ret_error);
         if (r < 0)
                 *ret_code = r == -EINVAL ? "bad-request" : "internal";
         return r;
@@ -81,9 +117,14 @@ int commands_handle(void *u, const char *cmd, json_object *req, json_object **re
                 return cmd_rescan(e, ret_result);
         if (strcmp(cmd, "report") == 0)
                 return cmd_report(e, req, ret_result, ret_code, ret_error);
+        if (strcmp(cmd, "metrics") == 0)
+                return cmd_metrics(e, ret_result, ret_code, ret_error);
+        if (strcmp(cmd, "statusline") == 0)
+                return cmd_statusline(e, req, ret_result, ret_code, ret_error);
         if (strcmp(cmd, "reprice") == 0)
                 return prices_reprice_command(e->prices, e->ledger, ret_result, ret_code, ret_error);
         *ret_code = "unknown-command";
-        *ret_error = "unknown command (try: status, sources, report, rescan, reprice, tail, version)";
+        *ret_error = "unknown command (try: status, sources, report, metrics, statusline, rescan, reprice, tail, "
+                     "version)";
         return -EINVAL;
 }

@@ -13,6 +13,8 @@
 struct json_object;
 struct budget;
 struct prices;
+struct metrics;
+struct statusline_state;
 
 /* What the commands see of the daemon; owned by the daemon, which keeps
  * the pointed-to fields current. */
@@ -27,6 +29,8 @@ struct command_env {
         const char *const *warnings; /* NULL-terminated */
         const struct budget *budget; /* may be NULL: "budgets" in status */
         struct prices *prices;       /* may be NULL: "prices" in status, reprice */
+        struct metrics *metrics;     /* may be NULL: `metrics` answers an error */
+        struct statusline_state *statusline; /* the latest limit windows received */
         /* discovery again, watches re-armed, reconcile, reading scheduled */
         void (*rescan)(void *u);
         void *u;

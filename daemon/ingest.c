@@ -35,6 +35,7 @@ struct ingest {
         struct tail_counters counters;
         int64_t last_commit_ms;
         const struct price_table *prices;
+        struct source_counts adapter_counts[MAX_ADAPTERS]; /* sums of the sources' counts */
 };
 
 static int64_t now_ms(void)
@@ -241,6 +242,36 @@ static void enqueue(struct ingest *in, struct source_rec *s)
         in->qtail = s;
 }
 
+/* Moves a source's share of its adapter's sums to its checkpoint's
+ * current counters (cp NULL: it has none, e.g. its checkpoint moved away). */
+static void account(struct ingest *in, struct source_rec *s, const struct checkpoint *cp)
+{
+        struct source_counts *sum = &in->adapter_counts[adapter_index(s->adapter)];
+        struct source_counts now = {0};
+
+        if (cp)
+                now = (struct source_counts){
+                        .bytes_read = cp->bytes_read, .lines = cp->lines,
+                        .malformed = cp->malformed, .oversized = cp->oversized,
+                        .rows = cp->rows_added, .last_commit_ms = cp->last_commit_ms,
+                };
+        sum->bytes_read += now.bytes_read - s->counts.bytes_read;
+        sum->lines += now.lines - s->counts.lines;
+        sum->malformed += now.malformed - s->counts.malformed;
+        sum->oversized += now.oversized - s->counts.oversized;
+        sum->rows += now.rows - s->counts.rows;
+        if (now.last_commit_ms > sum->last_commit_ms)
+                sum->last_commit_ms = now.last_commit_ms;
+        s->counts = now;
+}
+
+static void account_from_ledger(struct ingest *in, struct source_rec *s)
+{
+        struct checkpoint cp;
+        if (ledger_get_checkpoint(in->ledger, s->path, &cp) == 0)
+                account(in, s, &cp);
+}
+
 static int add_source(struct ingest *in, const struct root *root, const char *path, int kind,
                       struct source_rec **ret)
 {
@@ -265,9 +296,12 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         /* a source read by an earlier run starts where its checkpoint is
          * (progress and prefetch must not treat it as unread) */
         struct checkpoint cp;
-        if (kind == CLASS_LINES && ledger_get_checkpoint(in->ledger, path, &cp) == 0) {
-                s->size = cp.size;
-                s->offset = cp.offset;
+        if (ledger_get_checkpoint(in->ledger, path, &cp) == 0) {
+                if (kind == CLASS_LINES) {
+                        s->size = cp.size;
+                        s->offset = cp.offset;
+                }
+                account(in, s, &cp);
         }
         size_t h = path_hash(path) & (in->nbuckets - 1);
         s->hnext = in->buckets[h];
@@ -443,6 +477,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
             : s->kind == CLASS_ZSTD_LINES ? tail_zstd_file(&t, &ctx, &out)
                                           : tail_file(&t, &ctx, &out);
+        account_from_ledger(in, s); /* commits may have happened even on failure */
         if (t.ledger_error) {
                 /* the ledger, not the source: said once, as what it is; the
                  * source stays queued and reading pauses until a commit can
@@ -470,6 +505,11 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         s->verify = false;
         s->size = out.size;
         s->offset = out.offset;
+        if (out.renamed) {
+                struct source_rec *old = lookup(in, out.renamed_from);
+                if (old && old != s)
+                        account(in, old, NULL); /* its checkpoint (and counts) moved here */
+        }
         if (out.renamed)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0,
                          "renamed from %s: checkpoint kept, nothing re-read", out.renamed_from);
@@ -646,6 +686,13 @@ void ingest_adapter_stats(const struct ingest *in, const struct adapter *a, stru
                         if (s->not_source)
                                 st.not_source++;
                 }
+        const struct source_counts *c = &in->adapter_counts[adapter_index(a)];
+        st.bytes_read = c->bytes_read;
+        st.lines = c->lines;
+        st.malformed = c->malformed;
+        st.oversized = c->oversized;
+        st.rows = c->rows;
+        st.last_commit_ms = c->last_commit_ms;
         *ret = st;
 }
 

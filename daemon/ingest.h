@@ -24,11 +24,20 @@ struct source_rec {
         bool retry_wanted;      /* queued during that backoff: read it when it ends */
         bool verify;            /* next read checks every consumed byte (rescan) */
         uint64_t size, offset;  /* as of the last read */
+        struct source_counts {  /* its checkpoint's cumulative counters, as of the last read */
+                uint64_t bytes_read, lines, malformed, oversized, rows;
+                int64_t last_commit_ms;
+        } counts;
         struct source_rec *hnext, *qnext;
 };
 
+/* Per adapter, kept up to date as sources are read (no ledger access):
+ * files, errors and not_source count the known sources; the rest sums
+ * their checkpoints' counters. */
 struct adapter_stats {
         uint64_t files, errors, not_source;
+        uint64_t bytes_read, lines, malformed, oversized, rows;
+        int64_t last_commit_ms;
 };
 
 struct ingest;

@@ -148,9 +148,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         json_object *roots = json_object_new_array();
         const struct root_list *rl = ingest_roots(si->ingest);
         struct adapter_stats st;
-        uint64_t bytes = 0, lines = 0, malformed = 0, oversized = 0, rows = 0;
         struct unmetered um = { .sessions = json_object_new_array() };
-        int64_t last = 0;
         size_t it;
 
         add(h, "id", json_object_new_string(a->id));
@@ -178,31 +176,25 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 json_object_array_add(roots, ro);
         }
         add(h, "roots", roots);
+        /* the engine's running sums: no ledger read per source */
         ingest_adapter_stats(si->ingest, a, &st);
-        for (struct source_rec *s = ingest_sources_first(si->ingest, &it); s;
+        /* only a harness that can tell unmetered spending reads its sources'
+         * states (today Claude Code) */
+        for (struct source_rec *s = a->unmetered ? ingest_sources_first(si->ingest, &it) : NULL; s;
              s = ingest_sources_next(si->ingest, &it)) {
                 struct checkpoint cp;
-                if (s->adapter != a || ledger_get_checkpoint(ingest_ledger(si->ingest), s->path, &cp) < 0)
-                        continue;
-                if (a->unmetered)
+                if (s->adapter == a && ledger_get_checkpoint(ingest_ledger(si->ingest), s->path, &cp) == 0)
                         unmetered_add(a, &cp, &um);
-                bytes += cp.bytes_read;
-                lines += cp.lines;
-                malformed += cp.malformed;
-                oversized += cp.oversized;
-                rows += cp.rows_added;
-                if (cp.last_commit_ms > last)
-                        last = cp.last_commit_ms;
         }
         add(h, "files", json_object_new_int64((int64_t)st.files));
         add(h, "not_transcripts", json_object_new_int64((int64_t)st.not_source));
-        add(h, "bytes_read", json_object_new_int64((int64_t)bytes));
-        add(h, "lines", json_object_new_int64((int64_t)lines));
-        add(h, "malformed", json_object_new_int64((int64_t)malformed));
-        add(h, "oversized", json_object_new_int64((int64_t)oversized));
-        add(h, "rows", json_object_new_int64((int64_t)rows));
+        add(h, "bytes_read", json_object_new_int64((int64_t)st.bytes_read));
+        add(h, "lines", json_object_new_int64((int64_t)st.lines));
+        add(h, "malformed", json_object_new_int64((int64_t)st.malformed));
+        add(h, "oversized", json_object_new_int64((int64_t)st.oversized));
+        add(h, "rows", json_object_new_int64((int64_t)st.rows));
         add(h, "errors", json_object_new_int64((int64_t)st.errors));
-        add(h, "last_commit", time_or_null(last));
+        add(h, "last_commit", time_or_null(st.last_commit_ms));
         if (a->unmetered) {
                 json_object *uo = json_object_new_object();
                 add(uo, "runs", json_object_new_int64((int64_t)um.runs));
@@ -271,6 +263,7 @@ int status_build(const struct status_info *si, struct json_object **ret)
         for (size_t i = 0; si->warnings && si->warnings[i]; i++)
                 json_object_array_add(warn, json_object_new_string(si->warnings[i]));
         add(o, "warnings", warn);
+        add(o, "rate_limits", si->rate_limits ? json_object_get(si->rate_limits) : NULL);
         *ret = o;
         return 0;
 }

@@ -20,6 +20,7 @@ struct status_info {
         struct ingest *ingest;
         const struct watch *watch;
         const char *const *warnings; /* NULL-terminated, may be NULL */
+        struct json_object *rate_limits; /* latest per harness from `statusline`, or NULL */
 };
 
 int status_build(const struct status_info *si, struct json_object **ret);

@@ -2,8 +2,9 @@
 # make bench: the figures the issues ask for, measured on this machine.
 #  1. cold `agentmeterd --once` over ~1,000 pi files / ~200 MB: MB/s, peak RSS
 #  2. append-to-visible latency p50/p99 over 1,000 appends (live daemon)
-#  3. an idle daemon tracking 1,000 files for 60 s: CPU time and RSS
-#  4. `agentmeterctl reprice` walking the whole ledger
+#  3. statusline latency p50/p99 (process start included) against that daemon
+#  4. an idle daemon tracking 1,000 files for 60 s: CPU time and RSS
+#  5. `agentmeterctl reprice` walking the whole ledger
 # Usage: tests/bench/run.sh BUILD_DIR [--quick]
 set -eu
 B=${1:-build}; shift || true
@@ -59,6 +60,9 @@ for i in $(seq 600); do
 done
 echo "== append-to-visible latency ($APPENDS appends, measured through the tail stream):"
 python3 "$SRC/tests/bench/latency.py" "$W/run/agentmeterd/control.sock" "$corpus/sessions/--bench--/bench.jsonl" "$APPENDS"
+echo "== statusline latency against this daemon ($(du -sh "$W/state/agentmeterd/ledger.mdb" | cut -f1) ledger):"
+python3 "$SRC/tests/bench/statusline.py" "$B/agentmeterctl" "$([ "$QUICK" = --quick ] && echo 100 || echo 1000)" \
+	HOME="$W/home" XDG_STATE_HOME="$W/state" XDG_RUNTIME_DIR="$W/run"
 echo "== idle daemon tracking $(find "$corpus/sessions" -name '*.jsonl' | wc -l) files for $IDLE s:"
 sleep 2
 t0=$(awk '{print $14+$15}' /proc/$DP/stat)

@@ -84,7 +84,21 @@ static void test_dropin_text(void)
         install_dropin_text(&c, &text, &n);
         ok(n == 0 && strstr(text, "\nEnvironment=\"AGENTMETER_INSTALL_VARS=\"\n"),
            "nothing set: an empty AGENTMETER_INSTALL_VARS still records the install");
+        ok(!strstr(text, "AGENTMETER_METRICS_FILE") && !strstr(text, "ReadWritePaths"),
+           "no --metrics-dir: no metrics file recorded");
         free(text);
+
+        /* install --metrics-dir: the file and a write permission for the sandbox */
+        c.metrics_file = "/var/lib/prometheus/node-exporter/agentmeterd-u.prom";
+        is_int(install_dropin_text(&c, &text, &n), 0, "drop-in with a metrics file built");
+        ok(strstr(text, "\nEnvironment=\"AGENTMETER_METRICS_FILE=/var/lib/prometheus/node-exporter/agentmeterd-u.prom\"\n") != NULL,
+           "metrics file recorded as AGENTMETER_METRICS_FILE");
+        ok(strstr(text, "\nReadWritePaths=-/var/lib/prometheus/node-exporter\n") != NULL,
+           "its directory made writable (optional: a missing one does not stop the unit)");
+        free(text);
+        c.metrics_file = "relative.prom";
+        is_int(install_dropin_text(&c, &text, &n), -EINVAL, "a metrics file without a directory: -EINVAL");
+        c.metrics_file = NULL;
 }
 
 /* With the registry's real table: every adapter's relocating variable set

@@ -127,6 +127,101 @@ static const char *text(json_object *o, const char *k)
                  : "null";
 }
 
+static json_object *run_cost(enum report_kind kind, enum report_cost cost)
+{
+        struct report_query q = {.kind = kind, .tz = "UTC", .cost = cost};
+        json_object *o = NULL;
+        const char *err = NULL;
+
+        if (report_run(L, &q, &o, &err) < 0) {
+                printf("# report failed: %s\n", err ? err : "?");
+                return NULL;
+        }
+        return o;
+}
+
+/* --cost vendor: table-priced rows count as unpriced, read from the rows
+ * (the rollups do not split the cost); auto and computed keep them. */
+static void test_cost_modes(void)
+{
+        json_object *v = run_cost(REPORT_DAILY, REPORT_COST_VENDOR);
+        json_object *a = run_cost(REPORT_DAILY, REPORT_COST_AUTO);
+        json_object *c = run_cost(REPORT_DAILY, REPORT_COST_COMPUTED);
+        json_object *t = field(v, "totals");
+
+        is_str(sfield(v, "cost"), "vendor", "report echoes the cost mode");
+        is_str(text(t, "cost_usd"), "1.750000", "vendor: only the harness's costs (1.5 + 0.25)");
+        is_str(sfield(t, "cost_source"), "vendor-reported", "vendor: cost source vendor-reported");
+        is_int(ifield(t, "unpriced_events"), 2, "vendor: the computed row counts as unpriced");
+        is_int(ifield(t, "events"), 5, "vendor: every event still counted");
+        is_int(ifield(t, "input_tokens"), 4000, "vendor: tokens unchanged");
+        is_int(nrows(v), 2, "vendor: same days as auto");
+        ok(has_null(row_at(v, 1), "cost_usd"), "vendor: the 12th (computed only) is unpriced");
+        is_str(text(field(a, "totals"), "cost_usd"), "3.750000", "auto: vendor + computed");
+        is_str(text(field(c, "totals"), "cost_usd"), "3.750000",
+               "computed: vendor rows keep their cost (no table price for them in the ledger)");
+        json_object_put(v);
+        json_object_put(a);
+        json_object_put(c);
+
+        v = run_cost(REPORT_SESSION, REPORT_COST_VENDOR);
+        a = run_cost(REPORT_SESSION, REPORT_COST_AUTO);
+        is_int(nrows(v), nrows(a), "vendor sessions (from rows) = sessions (from session sums)");
+        for (size_t i = 0; i < nrows(a) && i < nrows(v); i++) {
+                json_object *x = row_at(a, i), *y = row_at(v, i);
+                ok(strcmp(sfield(x, "key"), sfield(y, "key")) == 0 &&
+                           strcmp(sfield(x, "first"), sfield(y, "first")) == 0 &&
+                           strcmp(sfield(x, "last"), sfield(y, "last")) == 0 &&
+                           strcmp(sfield(x, "project"), sfield(y, "project")) == 0 &&
+                           ifield(x, "events") == ifield(y, "events") &&
+                           strcmp(text(x, "input_tokens"), text(y, "input_tokens")) == 0,
+                   "session %s: same key, first, last, project, events, tokens", sfield(x, "key"));
+                if (strcmp(sfield(x, "harness"), "openclaw") == 0)
+                        ok(has_null(y, "cost_usd") && !has_null(x, "cost_usd"),
+                           "openclaw session: priced in auto, unpriced in vendor");
+        }
+        json_object_put(v);
+        json_object_put(a);
+
+        v = run_cost(REPORT_TOOL, REPORT_COST_VENDOR);
+        for (size_t i = 0; i < nrows(v); i++)
+                if (strcmp(sfield(row_at(v, i), "tool"), "web") == 0)
+                        ok(has_null(row_at(v, i), "cost_share_usd"),
+                           "vendor: the computed row's tool call has no cost share");
+        json_object_put(v);
+
+        struct report_query q = {.kind = REPORT_DAILY, .cost = 7};
+        json_object *o = NULL;
+        const char *err = NULL;
+        is_int(report_run(L, &q, &o, &err), -EINVAL, "unknown cost mode: -EINVAL");
+        enum report_cost m;
+        is_int(report_cost_parse("cheap", &m), -EINVAL, "cost mode names checked");
+        ok(report_cost_parse("vendor", &m) == 0 && m == REPORT_COST_VENDOR, "parse vendor");
+        json_object *req = json_tokener_parse("{\"report\":\"daily\",\"cost\":\"free\"}");
+        struct report_query rq;
+        is_int(report_query_from_json(req, &rq, &err), -EINVAL, "json: unknown cost mode");
+        ok(err && strstr(err, "free"), "json: the message names it");
+        json_object_put(req);
+}
+
+/* The builder's rows are the JSON's rows: same count and totals. */
+static void test_builder(void)
+{
+        struct report_query q = {.kind = REPORT_MODEL, .tz = "UTC"};
+        struct report_result res;
+        const char *err = NULL;
+        json_object *o = run_cost(REPORT_MODEL, REPORT_COST_AUTO);
+
+        is_int(report_build(L, &q, &res, &err), 0, "builder: model report");
+        is_int(res.n, nrows(o), "builder: one entry per JSON row");
+        is_int(res.totals.events, ifield(field(o, "totals"), "events"), "builder: totals events");
+        is_int(res.totals.cost_nano, 3750000000LL, "builder: cost in nano-USD");
+        for (size_t i = 0; i < res.n; i++)
+                ok(strcmp(res.rows[i].key, sfield(row_at(o, i), "key")) == 0, "builder row %zu key", i);
+        report_result_free(&res);
+        json_object_put(o);
+}
+
 static void test_daily(void)
 {
         json_object *utc = run(REPORT_DAILY, "UTC", NULL, NULL, NULL);
@@ -360,6 +455,8 @@ int main(void)
         test_tool();
         test_row_json();
         test_errors();
+        test_cost_modes();
+        test_builder();
 
         ledger_close(L);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

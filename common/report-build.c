@@ -1,0 +1,467 @@
+/* Report builder: groups rollups, sessions, activity (or, for the vendor
+ * cost mode, usage rows) into report entries, days and months in the
+ * asker's zone. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "report-blocks.h"
+#include "report-build.h"
+#include "timefmt.h"
+
+/* ---- grouping: entries plus an open-addressing index on (key, harness) -- */
+
+struct agg {
+        struct report_entry *v;
+        size_t n, cap;
+        uint32_t *slot; /* index + 1; 0 = empty */
+        size_t nslot;
+        size_t last;    /* the entry found last (consecutive rollups share it) */
+};
+
+static uint64_t group_hash(const char *key, const char *group)
+{
+        uint64_t h = 1469598103934665603ULL;
+        for (const char *s = key; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        h = (h ^ 0xff) * 1099511628211ULL;
+        for (const char *s = group; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        return h;
+}
+
+static bool same_group(const struct report_entry *e, const char *key, const char *group)
+{
+        return strcmp(e->key, key) == 0 && strcmp(e->group, group) == 0;
+}
+
+static void index_put(struct agg *a, size_t i)
+{
+        size_t m = a->nslot - 1, s = group_hash(a->v[i].key, a->v[i].group) & m;
+        while (a->slot[s])
+                s = (s + 1) & m;
+        a->slot[s] = (uint32_t)(i + 1);
+}
+
+static int grow(struct agg *a)
+{
+        if (a->n == a->cap) {
+                size_t ncap = a->cap ? a->cap * 2 : 32;
+                struct report_entry *nv = realloc(a->v, ncap * sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                a->v = nv;
+                a->cap = ncap;
+        }
+        if (2 * (a->n + 1) > a->nslot) {
+                size_t nslot = a->nslot ? a->nslot * 2 : 64;
+                uint32_t *ns = calloc(nslot, sizeof(*ns));
+                if (!ns || a->n >= UINT32_MAX - 1) {
+                        free(ns);
+                        return -ENOMEM;
+                }
+                free(a->slot);
+                a->slot = ns;
+                a->nslot = nslot;
+                for (size_t i = 0; i < a->n; i++)
+                        index_put(a, i);
+        }
+        return 0;
+}
+
+/* The entry of (key, group), created empty; its harness is set to the
+ * group (callers with another group fill in harness themselves). */
+static struct report_entry *agg_get(struct agg *a, const char *key, const char *group)
+{
+        size_t m, s;
+
+        if (a->last < a->n && same_group(&a->v[a->last], key, group))
+                return &a->v[a->last];
+        if (a->nslot) {
+                m = a->nslot - 1;
+                for (s = group_hash(key, group) & m; a->slot[s]; s = (s + 1) & m)
+                        if (same_group(&a->v[a->slot[s] - 1], key, group))
+                                return &a->v[a->last = a->slot[s] - 1];
+        }
+        if (grow(a) < 0)
+                return NULL;
+        struct report_entry *e = &a->v[a->n];
+        memset(e, 0, sizeof(*e));
+        snprintf(e->key, sizeof(e->key), "%s", key);
+        snprintf(e->group, sizeof(e->group), "%s", group);
+        snprintf(e->harness, sizeof(e->harness), "%s", group);
+        index_put(a, a->n);
+        a->last = a->n;
+        return &a->v[a->n++];
+}
+
+/* ---- one run ------------------------------------------------------------ */
+
+struct run {
+        const struct report_query *q;
+        struct ledger *l;
+        struct report_range rg;
+        /* the day/month span of the last bucket mapped: buckets inside it
+         * reuse its key without switching zones again */
+        int64_t span_lo, span_hi;
+        char span_key[11];
+        struct agg agg;
+        struct agg roots; /* merge_worktrees: project -> main checkout (in .project) */
+        struct usage_row *row; /* tool report: the row a call belongs to */
+};
+
+void report_sums_add_row(struct usage_sums *s, const struct usage_row *r, enum report_cost mode)
+{
+        usage_sums_add_row(s, r, +1);
+        if (mode == REPORT_COST_VENDOR && r->cost_source == COST_COMPUTED) {
+                s->cost_nano = (int64_t)((uint64_t)s->cost_nano - (uint64_t)r->cost_nano);
+                s->priced_events--;
+                s->computed_events--;
+        }
+}
+
+/* ymd moved by n days. */
+static void add_days(const char *ymd, int n, char out[11], int *ret_wday)
+{
+        struct tm tm = {0};
+        time_t t;
+        tm.tm_year = atoi(ymd) - 1900;
+        tm.tm_mon = atoi(ymd + 5) - 1;
+        tm.tm_mday = atoi(ymd + 8) + n;
+        tm.tm_hour = 12;
+        t = timegm(&tm);
+        gmtime_r(&t, &tm);
+        strftime(out, 11, "%Y-%m-%d", &tm);
+        if (ret_wday)
+                *ret_wday = tm.tm_wday;
+}
+
+void report_iso_week(const char *monday, char out[16])
+{
+        struct tm tm = {0};
+        time_t t;
+        tm.tm_year = atoi(monday) - 1900;
+        tm.tm_mon = atoi(monday + 5) - 1;
+        tm.tm_mday = atoi(monday + 8);
+        tm.tm_hour = 12;
+        t = timegm(&tm);
+        gmtime_r(&t, &tm);
+        strftime(out, 16, "%G-W%V", &tm);
+}
+
+/* The calendar span (day, week, month) of ms in the asker's zone: its key
+ * in c->span_key, and its bounds cached so the next buckets inside it need
+ * no zone switch. */
+static void bucket_key(struct run *c, int64_t ms)
+{
+        enum report_kind kind = c->q->kind;
+        char start[11], next[11];
+
+        if (ms >= c->span_lo && ms < c->span_hi)
+                return;
+        if (kind == REPORT_MONTHLY) {
+                char m[8];
+                timefmt_month(ms, c->q->tz, m);
+                snprintf(c->span_key, sizeof(c->span_key), "%s", m);
+                snprintf(start, sizeof(start), "%s-01", m);
+                report_shift_day(start, 1, next);
+        } else if (kind == REPORT_WEEKLY) {
+                char day[11];
+                int wday;
+                timefmt_day(ms, c->q->tz, day);
+                add_days(day, 0, start, &wday);
+                add_days(day, -((wday - report_week_start(c->q) + 7) % 7), start, NULL);
+                memcpy(c->span_key, start, sizeof(start));
+                add_days(start, 7, next, NULL);
+        } else {
+                timefmt_day(ms, c->q->tz, c->span_key);
+                memcpy(start, c->span_key, sizeof(start));
+                report_shift_day(start, 0, next);
+        }
+        if (timefmt_parse_day(start, c->q->tz, &c->span_lo) < 0 ||
+            timefmt_parse_day(next, c->q->tz, &c->span_hi) < 0 || ms < c->span_lo ||
+            ms >= c->span_hi)
+                c->span_lo = c->span_hi = 0; /* no cache; the key is still right */
+}
+
+/* The main checkout of a git worktree: its .git is a file saying
+ * "gitdir: <main>/.git/worktrees/<name>". Anything else is itself. */
+static void worktree_root(const char *path, char *out, size_t cap)
+{
+        char gitfile[ROW_PROJECT_MAX + 8], buf[ROW_PROJECT_MAX + 64];
+        FILE *f;
+        size_t n = 0;
+        const char *w;
+
+        snprintf(out, cap, "%s", path);
+        if (path[0] != '/' || snprintf(gitfile, sizeof(gitfile), "%s/.git", path) >= (int)sizeof(gitfile))
+                return;
+        f = fopen(gitfile, "re");
+        if (f) {
+                n = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+        }
+        buf[n] = 0;
+        buf[strcspn(buf, "\r\n")] = 0;
+        if (strncmp(buf, "gitdir: /", 9) != 0 || !(w = strstr(buf + 8, "/.git/worktrees/")))
+                return;
+        snprintf(out, cap, "%.*s", (int)(w - (buf + 8)), buf + 8);
+}
+
+static const char *project_of(struct run *c, const char *project)
+{
+        struct report_entry *e;
+
+        if (!c->q->merge_worktrees || !project[0])
+                return project;
+        e = agg_get(&c->roots, project, "");
+        if (!e)
+                return project;
+        if (!e->first_ms) { /* first time seen */
+                worktree_root(project, e->project, sizeof(e->project));
+                e->first_ms = 1;
+        }
+        return e->project;
+}
+
+/* The entry a (time, harness, provider, model, project) falls into, for
+ * every report but session and tool. */
+static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool,
+                                     const char *provider, const char *model, const char *project)
+{
+        char pm[ROW_PROVIDER_MAX + ROW_MODEL_MAX + 1], group[REPORT_GROUP_MAX];
+        const char *key;
+        struct report_entry *e;
+
+        snprintf(pm, sizeof(pm), "%s%s%s", provider, provider[0] ? "/" : "", model);
+        if (c->q->kind == REPORT_MODEL) {
+                key = pm;
+        } else if (c->q->kind == REPORT_PROJECT) {
+                key = project_of(c, project);
+        } else {
+                bucket_key(c, ms);
+                key = c->span_key;
+        }
+        if (c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_HARNESS)
+                snprintf(group, sizeof(group), "%s", tool);
+        else if (c->q->breakdown == REPORT_BREAKDOWN_MODEL)
+                snprintf(group, sizeof(group), "%s\x1f%s", tool, pm);
+        else
+                group[0] = 0;
+        e = agg_get(&c->agg, key, group);
+        if (e && (c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_MODEL)) {
+                snprintf(e->harness, sizeof(e->harness), "%s", tool);
+                snprintf(e->provider, sizeof(e->provider), "%s", provider);
+                snprintf(e->model, sizeof(e->model), "%s", model);
+        }
+        return e;
+}
+
+static int rollup_cb(const struct rollup_entry *r, void *u)
+{
+        struct run *c = u;
+        struct report_entry *e;
+
+        if (!report_harness_ok(c->q, r->tool))
+                return 0;
+        e = group_of(c, r->bucket_ms, r->tool, r->provider, r->model, "");
+        if (!e)
+                return -ENOMEM;
+        usage_sums_add(&e->sums, &r->sums);
+        return 0;
+}
+
+/* Every report but tool from the rows themselves (projects, and cost
+ * modes the rollups cannot answer). */
+static int row_cb(const struct usage_row *r, void *u)
+{
+        struct run *c = u;
+        struct report_entry *e;
+
+        if (!report_harness_ok(c->q, r->tool))
+                return 0;
+        if (c->q->kind == REPORT_SESSION) {
+                e = agg_get(&c->agg, r->session, r->tool);
+                if (!e)
+                        return -ENOMEM;
+                if (e->sums.events == 0 || r->time_ms < e->first_ms)
+                        e->first_ms = r->time_ms;
+                if (e->sums.events == 0 || r->time_ms >= e->last_ms) {
+                        e->last_ms = r->time_ms;
+                        if (r->model[0])
+                                snprintf(e->model, sizeof(e->model), "%s", r->model);
+                }
+                if (!e->project[0])
+                        snprintf(e->project, sizeof(e->project), "%s", r->project);
+                snprintf(e->session, sizeof(e->session), "%s", r->session);
+        } else {
+                if (r->time_ms < c->rg.since_ms || r->time_ms >= c->rg.until_ms)
+                        return 0;
+                e = group_of(c, r->time_ms, r->tool, r->provider, r->model, r->project);
+                if (!e)
+                        return -ENOMEM;
+        }
+        report_sums_add_row(&e->sums, r, c->q->cost);
+        return 0;
+}
+
+static bool session_in_range(const struct run *c, int64_t first_ms, int64_t last_ms)
+{
+        return first_ms < c->rg.until_ms && last_ms >= c->rg.since_ms;
+}
+
+static int session_cb(const struct session_entry *s, void *u)
+{
+        struct run *c = u;
+        struct report_entry *e;
+
+        if (!report_harness_ok(c->q, s->tool) || !session_in_range(c, s->first_ms, s->last_ms))
+                return 0;
+        e = agg_get(&c->agg, s->session, s->tool);
+        if (!e)
+                return -ENOMEM;
+        snprintf(e->session, sizeof(e->session), "%s", s->session);
+        snprintf(e->project, sizeof(e->project), "%s", s->project);
+        snprintf(e->model, sizeof(e->model), "%s", s->model);
+        e->first_ms = s->first_ms;
+        e->last_ms = s->last_ms;
+        usage_sums_add(&e->sums, &s->sums);
+        return 0;
+}
+
+static int activity_cb(const struct activity_entry *a, void *u)
+{
+        struct run *c = u;
+        struct report_entry *e;
+        int r;
+
+        if (!report_harness_ok(c->q, a->tool) || a->time_ms < c->rg.since_ms ||
+            a->time_ms >= c->rg.until_ms)
+                return 0;
+        e = agg_get(&c->agg, a->name, a->tool);
+        if (!e)
+                return -ENOMEM;
+        e->calls++;
+        if (c->q->calls_only)
+                return 0;
+        /* a nested read txn: allowed, the ledger env is MDB_NOTLS */
+        r = ledger_get_row(c->l, &a->usage_key, c->row);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (c->row->cost_source == COST_NONE ||
+            (c->q->cost == REPORT_COST_VENDOR && c->row->cost_source == COST_COMPUTED))
+                return 0;
+        e->priced_calls++;
+        e->share_nano += (double)c->row->cost_nano / (double)(c->row->n_calls ? c->row->n_calls : 1);
+        return 0;
+}
+
+/* ---- order ---------------------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b)
+{
+        const struct report_entry *x = a, *y = b;
+        int c = strcmp(x->key, y->key);
+        return c ? c : strcmp(x->group, y->group);
+}
+
+static int session_cmp(const void *a, const void *b)
+{
+        const struct report_entry *x = a, *y = b;
+        int c;
+        if (x->last_ms != y->last_ms)
+                return x->last_ms < y->last_ms ? -1 : 1;
+        c = strcmp(x->harness, y->harness);
+        return c ? c : strcmp(x->session, y->session);
+}
+
+static int tool_cmp(const void *a, const void *b)
+{
+        const struct report_entry *x = a, *y = b;
+        if (x->calls != y->calls)
+                return x->calls > y->calls ? -1 : 1;
+        return key_cmp(a, b);
+}
+
+/* Drops the sessions (built from rows) outside the range. */
+static void keep_sessions_in_range(struct run *c)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < c->agg.n; i++)
+                if (session_in_range(c, c->agg.v[i].first_ms, c->agg.v[i].last_ms))
+                        memmove(&c->agg.v[k++], &c->agg.v[i], sizeof(c->agg.v[i]));
+        c->agg.n = k;
+}
+
+static void finish(struct run *c, struct report_result *res)
+{
+        int (*cmp)(const void *, const void *) = c->q->kind == REPORT_SESSION ? session_cmp
+                                                 : c->q->kind == REPORT_TOOL  ? tool_cmp
+                                                                              : key_cmp;
+
+        if (c->agg.n)
+                qsort(c->agg.v, c->agg.n, sizeof(*c->agg.v), cmp);
+        *res = (struct report_result){.kind = c->q->kind, .rows = c->agg.v, .n = c->agg.n};
+        for (size_t i = 0; i < res->n; i++) {
+                const struct report_entry *e = &res->rows[i];
+                if (c->q->kind == REPORT_TOOL) {
+                        res->calls += e->calls;
+                        res->priced_calls += e->priced_calls;
+                        res->share_nano += e->share_nano;
+                } else {
+                        usage_sums_add(&res->totals, &e->sums);
+                }
+        }
+        c->agg.v = NULL;
+}
+
+int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
+                 const char **ret_error)
+{
+        struct run c = {.q = q, .l = l};
+        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT;
+        int r;
+
+        r = report_query_range(q, &c.rg, ret_error);
+        if (r < 0)
+                return r;
+        if (q->kind == REPORT_BLOCKS) {
+                struct report_result res = {0};
+                r = report_blocks_collect(l, q, &c.rg, &res);
+                c.agg.v = res.rows;
+                c.agg.n = res.n;
+        } else if (q->kind == REPORT_TOOL) {
+                c.row = malloc(sizeof(*c.row));
+                r = c.row ? ledger_foreach_activity(l, activity_cb, &c) : -ENOMEM;
+        } else if (from_rows) {
+                r = ledger_foreach_row(l, row_cb, &c);
+                if (r >= 0 && q->kind == REPORT_SESSION)
+                        keep_sessions_in_range(&c);
+        } else if (q->kind == REPORT_SESSION) {
+                r = ledger_foreach_session(l, session_cb, &c);
+        } else {
+                r = ledger_foreach_rollup(l, c.rg.since_ms, c.rg.until_ms, rollup_cb, &c);
+        }
+        if (r < 0)
+                report_fail(ret_error, r, "reading the ledger: %s", strerror(-r));
+        else
+                finish(&c, ret_result);
+        free(c.agg.v);
+        free(c.agg.slot);
+        free(c.roots.v);
+        free(c.roots.slot);
+        free(c.row);
+        return r < 0 ? r : 0;
+}
+
+void report_result_free(struct report_result *res)
+{
+        if (!res)
+                return;
+        free(res->rows);
+        *res = (struct report_result){0};
+}

@@ -1,0 +1,61 @@
+/* The report builder: rows of sums per group key (day, month, session,
+ * model, tool) read from the ledger's rollups, sessions and activity, with
+ * no output format attached. JSON (report-json.h), the Prometheus exporter
+ * and the client's renderers sit on top. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ledger.h"
+#include "report-query.h"
+#include "row.h"
+
+#define REPORT_KEY_MAX (ROW_PROVIDER_MAX + ROW_MODEL_MAX)
+
+/* One row of a report. Which fields are filled depends on the kind:
+ * daily/weekly/monthly: key (YYYY-MM-DD / first day of the week / YYYY-MM)
+ * and sums; project: key = project (cwd), sums; with a breakdown also
+ * harness (and for model provider, model); model: key "provider/model",
+ * harness, provider, model, sums; session: key = session, harness, session,
+ * project, model (last seen), first/last, sums of the whole session; tool:
+ * key = tool name, harness, calls, priced_calls and share_nano (sum over
+ * calls of the paying row's cost / its calls). */
+#define REPORT_GROUP_MAX (ROW_TOOL_MAX + ROW_PROVIDER_MAX + ROW_MODEL_MAX + 2)
+struct report_entry {
+        char key[ROW_PROJECT_MAX];
+        char group[REPORT_GROUP_MAX]; /* second grouping key (harness, model); sort order */
+        char harness[ROW_TOOL_MAX];
+        char provider[ROW_PROVIDER_MAX];
+        char model[ROW_MODEL_MAX];
+        char session[ROW_SESSION_MAX];
+        char project[ROW_PROJECT_MAX];
+        int64_t first_ms, last_ms;
+        struct usage_sums sums;
+        uint64_t calls, priced_calls;
+        double share_nano;
+};
+
+struct report_result {
+        enum report_kind kind;
+        struct report_entry *rows; /* in report order (see report.h) */
+        size_t n;
+        struct usage_sums totals;  /* sum of the rows (not for tool) */
+        uint64_t calls, priced_calls; /* tool report totals */
+        double share_nano;
+};
+
+/* Builds the rows. -EINVAL (bad date, zone or mode; *ret_error says which,
+ * thread-local, valid until the next report call), -ENOMEM, ledger errors.
+ * With cost mode vendor it reads every usage row instead of the rollups
+ * (the rollups do not split vendor from computed cost). */
+/* The week starting on "YYYY-MM-DD" as ISO 8601 names it ("2026-W49"). */
+void report_iso_week(const char *monday, char out[16]);
+
+int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
+                 const char **ret_error);
+void report_result_free(struct report_result *res);
+
+/* The sums a row adds under a cost mode (vendor: a table-priced row counts
+ * as unpriced). */
+void report_sums_add_row(struct usage_sums *s, const struct usage_row *r, enum report_cost mode);
