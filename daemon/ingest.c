@@ -715,3 +715,8 @@ void ingest_set_prices(struct ingest *in, const struct price_table *t)
 {
         in->prices = t;
 }
+
+const struct price_table *ingest_prices(const struct ingest *in)
+{
+        return in->prices;
+}

@@ -108,4 +108,6 @@ struct ledger *ingest_ledger(const struct ingest *in);
 /* The price table rows are priced with before each commit (NULL: none);
  * the caller keeps it alive while set. */
 void ingest_set_prices(struct ingest *in, const struct price_table *t);
+/* The table rows are priced with (NULL: none). */
+const struct price_table *ingest_prices(const struct ingest *in);
 int64_t ingest_last_commit_ms(const struct ingest *in);

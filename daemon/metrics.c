@@ -15,6 +15,7 @@
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
+#include "pricing.h"
 #include "registry.h"
 #include "report-build.h"
 
@@ -23,8 +24,6 @@
 #define BACKLOG_TICKS 10      /* while a backlog is read, write at most this often */
 #define HWM_META "metrics_hwm"
 #define NANO 1000000000ULL
-/* TODO(pricing): the table's name once common/pricing.h is merged */
-#define PRICE_TABLE_NAME "none"
 
 struct mark {
         char *series;
@@ -258,8 +257,7 @@ static int model_series(struct metrics *m, struct expo *e)
                 const struct usage_sums *s = &x->sums;
                 const char *base[] = {"user", m->user, "harness", x->harness, "provider",
                                       x->provider, "model", x->model, NULL, NULL, NULL};
-                /* TODO(pricing): usage_sums has no cache_write_1h yet; 0 until it does */
-                const uint64_t cw_1h = 0;
+                const uint64_t cw_1h = s->cache_write_1h <= s->cache_write ? s->cache_write_1h : s->cache_write;
                 const struct { const char *type; uint64_t v; } tok[] = {
                         { "input", s->input }, { "output", s->output },
                         { "cache_read", s->cache_read },
@@ -324,7 +322,8 @@ static int health_series(struct metrics *m, struct expo *e)
 
         u[2] = "version", u[3] = AM_VERSION;
         r = expo_add(e, "agentmeter_build_info", u, 1);
-        u[2] = "table", u[3] = PRICE_TABLE_NAME;
+        const struct price_table *pt = ingest_prices(m->in);
+        u[2] = "table", u[3] = pt ? pt->label : "none";
         if (r >= 0)
                 r = expo_add(e, "agentmeter_price_table_info", u, 1);
         u[2] = NULL;
