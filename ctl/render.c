@@ -7,6 +7,7 @@
 #include "fmt.h"
 #include "jfield.h"
 #include "render.h"
+#include "termtext.h"
 #include "table.h"
 
 /* Token columns, in the order shown. */
@@ -200,6 +201,36 @@ static void real_limits(FILE *f, struct json_object *rl)
         }
 }
 
+/* The windows a harness wrote into its own files (Codex rate_limits), per
+ * root: authoritative, unlike the computed blocks above. */
+static void recorded_limits(FILE *f, struct json_object *arr)
+{
+        static const char *const windows[] = { "primary", "secondary" };
+
+        for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+                struct json_object *rl = json_object_array_get_idx(arr, i);
+                char when[FMT_MAX], seen[FMT_MAX], root[256];
+                for (size_t k = 0; k < 2; k++) {
+                        struct json_object *w = jfield(rl, windows[k]);
+                        double pct;
+                        int64_t minutes = 0, resets;
+                        if (!w || !jdouble(w, "used_percent", &pct))
+                                continue;
+                        (void)jint(w, "window_minutes", &minutes);
+                        fprintf(f, "%s reported its real %s window (%lld min): %.1f%% used",
+                                termtext(jstr(rl, "root"), root, sizeof(root)),
+                                windows[k], (long long)minutes, pct);
+                        if (jint(w, "resets_at", &resets)) {
+                                struct json_object *o = json_object_new_object();
+                                json_object_object_add(o, "t", json_object_new_int64(resets * 1000));
+                                fprintf(f, ", resets %s", fmt_time(o, "t", when));
+                                json_object_put(o);
+                        }
+                        fprintf(f, " (as of %s)\n", fmt_time(rl, "observed_ms", seen));
+                }
+        }
+}
+
 /* Blocks: one line per active block after the table. */
 static void active_blocks(FILE *f, struct json_object *rows)
 {
@@ -383,6 +414,7 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
                         if (r >= 0 && kind && strcmp(kind, "blocks") == 0) {
                                 active_blocks(f, rows);
                                 real_limits(f, jfield(rep, "rate_limits"));
+                                recorded_limits(f, jfield(rep, "recorded_limits"));
                         }
                         if (r >= 0)
                                 fputs(FMT_COST_LEGEND "\n", f);

@@ -10,6 +10,7 @@
 #include "prices.h"
 #include "commands.h"
 #include "proto.h"
+#include "ratelimits.h"
 #include "report.h"
 #include "status.h"
 #include "statusline-answer.h"
@@ -58,6 +59,20 @@ static int cmd_rescan(const struct command_env *e, json_object **ret_result)
         return 0;
 }
 
+/* Every root's latest limit windows as the harness wrote them (Codex
+ * token_count.rate_limits), for `report blocks`. */
+static int add_recorded_limits(const char *scope, const struct rate_limits *rl, void *u)
+{
+        json_object *arr = u, *o;
+        char text[1024];
+
+        if (limits_format(rl, text, sizeof(text)) < 0 || !(o = json_tokener_parse(text)))
+                return 0;
+        json_object_object_add(o, "root", json_object_new_string(scope));
+        json_object_array_add(arr, o);
+        return 0;
+}
+
 static int cmd_report(const struct command_env *e, json_object *req, json_object **ret_result,
                       const char **ret_code, const char **ret_error)
 {
@@ -69,6 +84,11 @@ static int cmd_report(const struct command_env *e, json_object *req, json_object
         if (r >= 0 && q.kind == REPORT_BLOCKS && e->statusline->rate_limits)
                 json_object_object_add(*ret_result, "rate_limits",
                                        json_object_get(e->statusline->rate_limits));
+        if (r >= 0 && q.kind == REPORT_BLOCKS) {
+                json_object *arr = json_object_new_array();
+                (void)ledger_foreach_limits(e->ledger, add_recorded_limits, arr);
+                json_object_object_add(*ret_result, "recorded_limits", arr);
+        }
         if (r < 0)
                 *ret_code = r == -EINVAL ? "bad-request" : "internal";
         return r;

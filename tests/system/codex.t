@@ -113,5 +113,9 @@ is "$(jq -c '.harnesses[] | select(.id=="codex") | .roots[0].rate_limits | [.pla
 	'["pro",42.5,300,7]' "status --json: the latest rate-limit windows of the root"
 "$C" status | grep -q 'primary (300 min): 42.5% used'
 ok $? "status shows them"
+is "$("$C" report blocks --since 2026-11-01 --json | jq -c '.recorded_limits[0] | [.primary.used_percent, .secondary.window_minutes]')" \
+	'[42.5,10080]' "report blocks --json carries the windows Codex wrote"
+"$C" report blocks --since 2026-11-01 | grep -q 'reported its real primary window (300 min): 42.5% used'
+ok $? "report blocks shows them as the real window"
 stop_daemon; ok $? "daemon stops cleanly"
 done_testing
