@@ -268,7 +268,10 @@ oc_got() { AS "$CTL" report daily --json --harness openclaw 2>/dev/null | jq -c 
 # a PicoClaw session under PICOCLAW_HOME's default workspace (no config.json)
 PCF=$AM_SRCDIR/fixtures/picoclaw/user/agents/workspace/sessions/sk_v1_86319e35ca45b729f361caadefd3b7d1a8558260a95ebb0516e52e26c9b32231.jsonl
 AS mkdir -p "$PCH/workspace/sessions"
-AS cp "$PCF" "$PCH/workspace/sessions/"
+# the checkout may be under a directory the test user cannot enter: stage the
+# fixture in the world-readable $WORK and let the user copy it from there
+install -d -m 0755 "$WORK/pcfix" && install -m 0644 "$PCF" "$WORK/pcfix/"
+AS cp "$WORK/pcfix/${PCF##*/}" "$PCH/workspace/sessions/"
 pc_want=$(jq -s -c '[.[] | select(.role == "assistant")] | [length, (map(.tool_calls // [] | length) | add)]' "$PCF")
 echo "# PicoClaw expected [events, tool_calls]: $pc_want"
 pc_got() { AS "$CTL" report daily --json --harness picoclaw 2>/dev/null | jq -c '.totals | [.events, .tool_calls]' 2>/dev/null; }
