@@ -99,6 +99,8 @@ static int call_failed(struct args *a, int r, const char *detail)
         if (r == -EREMOTEIO)
                 fprintf(stderr, "agentmeterctl: agentmeterd answered: %s\n",
                         detail ? detail : "an error");
+        else if (r == -EPERM && detail)
+                fprintf(stderr, "agentmeterctl: %s\n", detail);
         else if (r == -ETIMEDOUT)
                 fprintf(stderr, "agentmeterctl: agentmeterd on %s did not answer in time\n",
                         socket_path(a));

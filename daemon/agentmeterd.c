@@ -26,6 +26,7 @@
 #include "registry.h"
 #include "report.h"
 #include "scan.h"
+#include "statelock.h"
 #include "status.h"
 #include "watch.h"
 
@@ -627,6 +628,8 @@ int main(int argc, char **argv)
                 log_errno(LOG_ERR, r, "cannot create state directory %s", d.state_dir);
                 return 1;
         }
+        if (statelock_acquire(d.state_dir) < 0)
+                return 1;
         r = ledger_open(d.state_dir, 0, &d.ledger);
         if (r < 0) {
                 log_errno(LOG_ERR, r, "cannot open the ledger in %s%s%s", d.state_dir,
