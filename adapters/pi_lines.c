@@ -249,8 +249,8 @@ static bool usage_get(const struct usage_f *f, struct pi_usage *ret)
         /* cost.total is the harness's USD figure; 0 means "no price known" */
         if (f->cost_total.present) {
                 double c = f->cost_total.d;
-                if (isfinite(c) && c != 0 && fabs(c) < 9.0e12) {
-                        x.cost_nano = llround(c * 1e9);
+                if (!isnan(c) && c != 0) { /* out of int64 nano: row_check_bounds refuses it */
+                        x.cost_nano = fabs(c) < 9.0e9 ? llround(c * 1e9) : c > 0 ? INT64_MAX : INT64_MIN;
                         x.cost_source = COST_VENDOR;
                 }
         }

@@ -4,14 +4,17 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "escape.h"
 #include "fmt.h"
 #include "jfield.h"
 #include "render-status.h"
 #include "table.h"
 
+/* Text from the daemon (paths, names, values from users' files) is
+ * escaped before it reaches the terminal. */
 static const char *or_dash(const char *s)
 {
-        return s && *s ? s : FMT_DASH;
+        return s && *s ? escape_tmp(s) : FMT_DASH;
 }
 
 static void scan_progress(FILE *f, struct json_object *ingest)
@@ -53,7 +56,7 @@ static void install_record(FILE *f, struct json_object *st)
                 return;
         }
         json_object_object_foreach(vars, name, val)
-                fprintf(f, " %s=%s", name, val ? json_object_get_string(val) : "");
+                fprintf(f, " %s=%s", escape_tmp(name), escape_tmp(val ? json_object_get_string(val) : ""));
         fputc('\n', f);
 }
 
@@ -120,13 +123,18 @@ int render_status(FILE *f, struct json_object *st)
                 or_dash(jstr(ledger, "path")), fmt_bytes((uint64_t)jint_or(ledger, "bytes", 0), a),
                 fmt_i64(jint_or(ledger, "rows", 0), b), fmt_i64(jint_or(ledger, "sessions", 0), c),
                 fmt_i64(jint_or(ledger, "sources", 0), d), fmt_i64(jint_or(ledger, "calls", 0), e));
+        struct json_object *ref = jfield(ledger, "rows_refused");
+        if (jint_or(ref, "total", 0) > 0)
+                fprintf(f, "refused rows  %s (numbers out of bounds: tokens %s, cost %s, time %s)\n",
+                        fmt_i64(jint_or(ref, "total", 0), a), fmt_i64(jint_or(ref, "tokens", 0), b),
+                        fmt_i64(jint_or(ref, "cost", 0), c), fmt_i64(jint_or(ref, "time", 0), d));
         fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
         scan_progress(f, jfield(st, "ingest"));
         install_record(f, st);
         if (env && json_object_object_length(env) > 0) {
                 fputs("environment  ", f);
                 json_object_object_foreach(env, name, val)
-                        fprintf(f, " %s=%s", name, val ? json_object_get_string(val) : "");
+                        fprintf(f, " %s=%s", escape_tmp(name), escape_tmp(val ? json_object_get_string(val) : ""));
                 fputc('\n', f);
         }
         for (size_t i = 0; hs && i < json_object_array_length(hs); i++)

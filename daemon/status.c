@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ingest.h"
+#include "row-bounds.h"
 #include "ledger.h"
 #include "registry.h"
 #include "status.h"
@@ -145,6 +146,19 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         return h;
 }
 
+/* Rows refused for numbers out of bounds (row-bounds.h), by reason. */
+static json_object *refused_json(struct ledger *l)
+{
+        struct ledger_refused rf = {{0}};
+        json_object *o = json_object_new_object();
+
+        (void)ledger_get_refused(l, &rf);
+        add(o, "total", json_object_new_int64((int64_t)rf.n[0]));
+        for (int i = 1; i < ROW_REFUSAL_KINDS; i++)
+                add(o, row_refusal_name((enum row_refusal)i), json_object_new_int64((int64_t)rf.n[i]));
+        return o;
+}
+
 int status_build(const struct status_info *si, struct json_object **ret)
 {
         struct ledger *l = ingest_ledger(si->ingest);
@@ -169,6 +183,7 @@ int status_build(const struct status_info *si, struct json_object **ret)
         add(lo, "sessions", json_object_new_int64((int64_t)ls.sessions));
         add(lo, "sources", json_object_new_int64((int64_t)ls.sources));
         add(lo, "calls", json_object_new_int64((int64_t)ls.calls));
+        add(lo, "rows_refused", refused_json(l));
         add(o, "ledger", lo);
         ingest_progress(si->ingest, &done, &known);
         add(io, "bytes_done", json_object_new_int64((int64_t)done));
