@@ -217,14 +217,17 @@ struct pi_usage {
         uint8_t cost_source;
 };
 
-/* A token count: a non-negative number, else 0. */
+/* A token count: a non-negative number; absent 0. A negative or too large
+ * one (beyond int64) reads as UINT64_MAX, which row_check_bounds refuses. */
 static uint64_t tokens(const struct jscan_num *n, bool *ret_present)
 {
         int64_t v;
         bool ok = jscan_num_i64(n, &v);
         if (ret_present)
-                *ret_present = ok;
-        return ok && v > 0 ? (uint64_t)v : 0;
+                *ret_present = ok || n->present;
+        if (!ok)
+                return n->present && !isnan(n->d) ? UINT64_MAX : 0;
+        return v >= 0 ? (uint64_t)v : UINT64_MAX;
 }
 
 /* false when there is no usage object, or it is all zero (a failed call). */
