@@ -20,6 +20,7 @@
 #include "report.h"
 #include "service.h"
 #include "render-status.h"
+#include "timefmt.h"
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
@@ -186,8 +187,15 @@ static const char *local_zone(char *buf, size_t cap)
         ssize_t n;
         char *z;
 
-        if (tz && *tz)
-                return tz[0] == ':' ? tz + 1 : tz;
+        if (tz && *tz) {
+                /* a zoneinfo path is sent as its name; a TZ the daemon would
+                 * refuse (a POSIX rule, another path) falls back to localtime */
+                tz += tz[0] == ':';
+                if (tz[0] == '/' && (z = strstr(tz, "zoneinfo/")))
+                        tz = z + strlen("zoneinfo/");
+                if (timefmt_zone_valid(tz) == 0)
+                        return tz;
+        }
         n = readlink("/etc/localtime", buf, cap - 1);
         if (n <= 0)
                 return NULL;

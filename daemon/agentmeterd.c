@@ -320,6 +320,17 @@ static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcom
 
 /* ---- control commands ------------------------------------------------------ */
 
+/* `sources` is streamed: made as the client reads, never whole in memory */
+static int stream_answer(void *u, const char *cmd, json_object *req, struct control_stream *ret)
+{
+        struct daemon *d = u;
+        (void)req;
+        if (strcmp(cmd, "sources") != 0)
+                return 0;
+        int r = sources_stream_new(d->ingest, ret);
+        return r < 0 ? r : 1;
+}
+
 static int handle(void *u, const char *cmd, json_object *req, json_object **ret_result,
                   const char **ret_code, const char **ret_error)
 {
@@ -522,7 +533,7 @@ static int setup_live(struct daemon *d)
                 .on_event = on_watch_event, .on_lost = on_watch_lost,
                 .on_batch_done = on_watch_batch, .u = d,
         };
-        struct control_handlers ch = { .handle = handle, .u = d };
+        struct control_handlers ch = { .handle = handle, .stream = stream_answer, .u = d };
         char rundir[PATH_MAX];
         sigset_t mask;
         int r;

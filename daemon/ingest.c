@@ -331,6 +331,11 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
         return relevant;
 }
 
+struct source_rec *ingest_find(struct ingest *in, const char *path)
+{
+        return lookup(in, path);
+}
+
 int ingest_queue_path(struct ingest *in, const char *path)
 {
         struct source_rec *s = lookup(in, path);

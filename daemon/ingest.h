@@ -73,6 +73,9 @@ bool ingest_pending(const struct ingest *in);
 int64_t ingest_retry_due(const struct ingest *in);
 void ingest_queue_retries(struct ingest *in);
 
+/* The known source at path, or NULL. */
+struct source_rec *ingest_find(struct ingest *in, const char *path);
+
 /* Iteration and figures for status. */
 struct source_rec *ingest_sources_first(struct ingest *in, size_t *iter);
 struct source_rec *ingest_sources_next(struct ingest *in, size_t *iter);
