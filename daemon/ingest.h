@@ -62,7 +62,8 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir);
 int ingest_queue_path(struct ingest *in, const char *path);
 
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
- * used (1: call again). */
+ * used or, unless the budget is UINT64_MAX, 256 sources were visited (1:
+ * call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
 bool ingest_pending(const struct ingest *in);
 

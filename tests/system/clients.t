@@ -28,9 +28,11 @@ start_daemon; ok $? "daemon up (request deadline 2 s by the test hook, watchdog 
 unset NOTIFY_SOCKET WATCHDOG_USEC AGENTMETER_TEST_REQUEST_MS
 SOCK=$XDG_RUNTIME_DIR/agentmeterd/control.sock
 jqt() { jq -e "$@" >/dev/null; } # jqt FILTER [FILE]: the filter is true
+mark() { echo "$(python3 -c 'import time; print("%.3f" % time.monotonic())') PHASE $*" >> "$T/notify.log"; }
 check "initial scan of 21,020 files done" wait_until 120 sh -c "'$C' status --json | jq -e '.ingest.initial_scan_done and .ingest.files >= 21020' >/dev/null"
 t_start=$(python3 -c 'import time; print(time.monotonic())')
 
+mark slow
 # ---- slow clients: every slot, one byte every 0.3 s (a 26-byte request
 # would take ~8 s); the deadline closes them although bytes keep coming
 $CL slow "$SOCK" 64 0.3 > "$T/slow.json" &
@@ -44,6 +46,7 @@ is "$(jq -c '[.connected, .closed_while_sending, .answered]' "$T/slow.json")" "[
 	"all 64 trickling clients were closed before they finished their request"
 check "... and the daemon answers again" "$C" version
 
+mark pipelining
 # ---- pipelining: 500 requests in one go, never reading
 $CL pipeline "$SOCK" 500 4 > "$T/pipe.json" &
 PIPEPID=$!
@@ -64,14 +67,17 @@ check "the pipelining client got far fewer than 500 answers (one in flight at a 
 	jqt '.answers < 500' "$T/pipe.json"
 check "... and was closed at its deadline" jqt '.closed' "$T/pipe.json"
 
+mark halfclose
 # ---- half-close: the whole `sources` answer (more than the old 4 MB cap)
 $CL halfclose "$SOCK" '{"v":1,"cmd":"sources"}' > "$T/half.json"
 diag "half-closed client: $(cat "$T/half.json")"
 check "a half-closed client gets its whole reply: ok, one line, every source" \
 	jqt '.ok == true and .lines == 1 and .sources >= 21020 and .bytes > 4194304' "$T/half.json"
+mark ctl-sources
 n=$("$C" sources --json 2>/dev/null | jq '.sources | length')
 check "agentmeterctl sources lists all ${n:-0} of them" test "${n:-0}" -ge 21020
 
+mark zones
 # ---- time zones: never opened when malformed, never a FIFO
 mkfifo "$T/fifo"
 for tz in "$T/fifo" "Europe/Berlin9" "../../etc/passwd1" "/etc/passwd" "<+02>-2"; do
@@ -84,7 +90,9 @@ r=$($CL request "$SOCK" '{"v":1,"cmd":"report","report":"daily","tz":"+05:30"}')
 check "a fixed offset (+05:30) is a valid zone" jqt '.reply.ok == true' <<<"$r"
 
 # ---- 200 concurrent clients during a reconcile: answered or refused (busy)
+mark rescan
 "$C" rescan >/dev/null 2>&1
+mark concurrent
 pids=()
 mkdir "$T/cl"
 for i in $(seq 200); do
@@ -98,6 +106,7 @@ diag "200 concurrent clients: $res"
 ! cat "$T"/cl/* | grep -q fail; ok $? "200 concurrent clients: every one answered or refused with busy"
 check "the daemon still answers" "$C" version
 
+mark end
 # ---- the watchdog was fed all along
 t_end=$(python3 -c 'import time; print(time.monotonic())')
 gap=$(awk -v a="$t_start" -v b="$t_end" '$2 == "WATCHDOG=1" && $1 >= a - 1 && $1 <= b { if (p) { g = $1 - p; if (g > m) m = g }; p = $1; n++ } END { printf "%.3f %d", m, n }' "$T/notify.log")
