@@ -29,7 +29,7 @@ for t in $tests; do
 	out=$(cd "$SRC" && env AM_SRCDIR="$SRC" AM_BUILD="$SRC/build" AM_SAMPLES="$AM_SAMPLES" \
 		bash "$SRC/tests/system/$t" 2>&1); rc=$?
 	ok $rc "$t passes from the copy ($(grep -c '^ok' <<<"$out") ok, $(grep -c '^not ok' <<<"$out") not ok)"
-	[ $rc -eq 0 ] || grep -E '^not ok|Permission denied' <<<"$out" | head -n 20 | sed 's/^/#   /'
+	[ $rc -eq 0 ] || grep -E '^not ok|^#   |Permission denied' <<<"$out" | head -n 30 | sed 's/^/#   /'
 done
 
 # make install from the copy into a DESTDIR the test user can read
