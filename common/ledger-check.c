@@ -1,7 +1,9 @@
 /* Checks an LMDB data file with pread before LMDB maps it, so a truncated
- * or overwritten ledger is refused with a reason instead of crashing. */
+ * or overwritten ledger is refused with a reason instead of crashing; and
+ * the marker that tells a lost ledger from a new one. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ledger-check.h"
@@ -370,4 +373,92 @@ int ledger_check_file(const char *path, char *why, size_t cap)
         free(c.used);
         close(c.fd);
         return r;
+}
+
+/* ---- before ledger_open maps the file ------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static void say(char *err, size_t cap, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, cap, fmt, ap);
+        va_end(ap);
+}
+
+static int marker_path(const char *dir, char path[PATH_MAX])
+{
+        return (size_t)snprintf(path, PATH_MAX, "%s/%s", dir, LEDGER_MARKER) < PATH_MAX ? 0
+                                                                                    : -ENAMETOOLONG;
+}
+
+bool ledger_marker_exists(const char *dir)
+{
+        char marker[PATH_MAX];
+        return marker_path(dir, marker) == 0 && access(marker, F_OK) == 0;
+}
+
+int ledger_precheck(const char *dir, const char *path, bool rdonly, char *err, size_t cap)
+{
+        char marker[PATH_MAX], why[512];
+        bool had = ledger_marker_exists(dir);
+        struct stat st;
+        int r;
+
+        if (marker_path(dir, marker) < 0)
+                marker[0] = 0;
+        if (stat(path, &st) < 0) {
+                if (errno != ENOENT) {
+                        r = -errno;
+                        say(err, cap, "ledger %s: %s", path, strerror(errno));
+                        return r;
+                }
+                st.st_size = -1;
+        }
+        if (st.st_size <= 0 && had) {
+                say(err, cap, "ledger %s is %s, but %s says this state directory held a ledger; "
+                    "refusing to start an empty one silently. Restore the file from a backup, "
+                    "or remove %s to start afresh from the session files still on disk (rows "
+                    "of files deleted since are lost)", path, st.st_size < 0 ? "missing" : "empty",
+                    marker, marker);
+                return -EBADMSG;
+        }
+        if (st.st_size < 0 && rdonly) {
+                say(err, cap, "ledger %s: %s", path, strerror(ENOENT));
+                return -ENOENT; /* read-only never creates anything */
+        }
+        if (st.st_size <= 0 && !rdonly)
+                return 0; /* new, or a creation that never finished: LMDB starts it */
+        for (int attempt = 0;; attempt++) {
+                r = ledger_check_file(path, why, sizeof(why));
+                if (r != -EBADMSG || !rdonly || attempt == 2)
+                        break;
+                usleep(50 * 1000);
+        }
+        if (r == -EBADMSG)
+                say(err, cap, "ledger %s is damaged: it %s. Refusing to use it; nothing was "
+                    "changed. Restore it from a backup, or move it aside to rebuild the ledger "
+                    "from the session files still on disk (rows of files deleted since are "
+                    "lost): mv %s %s.damaged; rm %s; then start agentmeterd again", path, why,
+                    path, path, marker);
+        else if (r < 0)
+                say(err, cap, "ledger %s: %s", path, why);
+        return r;
+}
+
+void ledger_mark_created(const char *dir)
+{
+        char marker[PATH_MAX], buf[64];
+        int fd, n;
+
+        if (marker_path(dir, marker) < 0)
+                return;
+        fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return;
+        n = snprintf(buf, sizeof(buf), "agentmeterd ledger created or first checked at %lld\n",
+                     (long long)time(NULL));
+        if (write(fd, buf, (size_t)n) == n)
+                (void)fsync(fd);
+        close(fd);
 }

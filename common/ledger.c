@@ -1,10 +1,8 @@
 /* The LMDB ledger: rows, tool calls, rollups, session sums and the source
  * checkpoint change in ONE write transaction, so a crash keeps all or none. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <lmdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,14 +31,6 @@ static const char *const db_names[DB_COUNT] = {
  * failed (there is no handle to hang it on). */
 static _Thread_local char open_error[LEDGER_ERROR_MAX];
 
-__attribute__((format(printf, 1, 2)))
-static void set_open_error(const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(open_error, sizeof(open_error), fmt, ap);
-        va_end(ap);
-}
 
 int ledger_errno(int rc)
 {
@@ -226,78 +216,6 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
         return 0;
 }
 
-/* Before LMDB maps the file: refuses a ledger that fails ledger_check_file,
- * and a missing or empty one in a state directory whose marker says it held
- * a ledger (rebuilding silently would lose the rows of deleted files).
- * A read-only open retries a failed check twice (a writer may be mid-commit). */
-static int precheck(struct ledger *l, const char *dir)
-{
-        char marker[PATH_MAX], why[512];
-        struct stat st;
-        bool had = false;
-        int r;
-
-        if ((size_t)snprintf(marker, sizeof(marker), "%s/%s", dir, LEDGER_MARKER) < sizeof(marker))
-                had = access(marker, F_OK) == 0;
-        if (stat(l->path, &st) < 0) {
-                if (errno != ENOENT) {
-                        r = -errno;
-                        set_open_error("ledger %s: %s", l->path, strerror(errno));
-                        return r;
-                }
-                st.st_size = -1;
-        }
-        if (st.st_size <= 0 && had) {
-                set_open_error("ledger %s is %s, but %s says this state directory held a "
-                               "ledger; refusing to start an empty one silently. Restore the "
-                               "file from a backup, or remove %s to start afresh from the "
-                               "session files still on disk (rows of files deleted since are "
-                               "lost)", l->path, st.st_size < 0 ? "missing" : "empty", marker,
-                               marker);
-                return -EBADMSG;
-        }
-        if (st.st_size < 0 && l->rdonly) {
-                set_open_error("ledger %s: %s", l->path, strerror(ENOENT));
-                return -ENOENT; /* read-only never creates anything */
-        }
-        if (st.st_size <= 0 && !l->rdonly)
-                return 0; /* new, or a creation that never finished: LMDB starts it */
-        for (int attempt = 0;; attempt++) {
-                r = ledger_check_file(l->path, why, sizeof(why));
-                if (r != -EBADMSG || !l->rdonly || attempt == 2)
-                        break;
-                usleep(50 * 1000);
-        }
-        if (r == -EBADMSG)
-                set_open_error("ledger %s is damaged: it %s. Refusing to use it; nothing was "
-                               "changed. Restore it from a backup, or move it aside to rebuild "
-                               "the ledger from the session files still on disk (rows of files "
-                               "deleted since are lost): mv %s %s.damaged; rm %s; then start "
-                               "agentmeterd again", l->path, why, l->path, l->path, marker);
-        else if (r < 0)
-                set_open_error("ledger %s: %s", l->path, why);
-        return r;
-}
-
-/* Once a writable ledger exists and is synced: the marker precheck reads. */
-static void write_marker(struct ledger *l, const char *dir)
-{
-        char marker[PATH_MAX], buf[64];
-        int fd, n;
-
-        if ((size_t)snprintf(marker, sizeof(marker), "%s/%s", dir, LEDGER_MARKER) >= sizeof(marker) ||
-            access(marker, F_OK) == 0 || ledger_sync(l) < 0)
-                return;
-        fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return;
-        n = snprintf(buf, sizeof(buf), "agentmeterd ledger created or first checked at %lld\n",
-                     (long long)time(NULL));
-        if (write(fd, buf, (size_t)n) == n)
-                (void)fsync(fd);
-        close(fd);
-}
-
 /* Durability: the env is opened MDB_NOSYNC (and never MDB_WRITEMAP), so a
  * commit does not fsync; ledger_sync() does, from a timer and at shutdown.
  * That is safe because rows and the checkpoint of the lines they came from
@@ -333,7 +251,7 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                 }
                 envflags |= MDB_NOSYNC;
         }
-        r = precheck(l, dir);
+        r = ledger_precheck(dir, l->path, l->rdonly, open_error, sizeof(open_error));
         if (r < 0)
                 goto fail;
         rc = mdb_env_create(&l->env);
@@ -369,8 +287,8 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                                  strerror(-r));
                 goto fail;
         }
-        if (!l->rdonly)
-                write_marker(l, dir);
+        if (!l->rdonly && !ledger_marker_exists(dir) && ledger_sync(l) == 0)
+                ledger_mark_created(dir); /* after the sync: the marker never precedes the data */
         *ret_ledger = l;
         return 0;
 fail:

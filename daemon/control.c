@@ -314,8 +314,10 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *u)
                         client_free(cl);
                         return 0;
                 }
-                if (drained && cl->streaming)
-                        set_deadline(cl), cl->answered = true; /* it keeps reading: keep going */
+                if (drained && cl->streaming) {
+                        set_deadline(cl); /* it keeps reading: a fresh deadline */
+                        cl->answered = true;
+                }
         }
         /* at most one request per wakeup, and only with nothing left to send */
         if (!cl->closing && !cl->streaming && cl->out_len == 0 && line_pending(cl)) {
