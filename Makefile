@@ -23,13 +23,16 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wpointer-arith -Wformat=2 -Wno-format-nonliteral -Wvla
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# ncurses only for `agentmeterctl top` (ctl/top.c): the daemon never links it.
+CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
+CURSES_LIBS   = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 ALL_CFLAGS = -std=gnu17 $(OPT) $(SAN) $(WARN) -D_GNU_SOURCE -DAM_VERSION='"$(VERSION)"' \
              -Icommon -Iadapters -Idaemon -Ictl $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDLIBS = $(SAN) $(PKG_LIBS) -lm $(LDLIBS)
 
 LIB_SRC    := $(wildcard common/*.c) $(wildcard adapters/*.c) \
               $(filter-out daemon/agentmeterd.c,$(wildcard daemon/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prices-data.o
 CTL_SRC    := $(filter-out ctl/agentmeterctl.c,$(wildcard ctl/*.c))
 CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test-*.c)
@@ -37,13 +40,29 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRC   := $(wildcard tests/bench/*.c) $(wildcard tests/lib/*.c)
 TOOL_BIN   := $(TOOL_SRC:tests/%.c=$(BUILD)/tools/%)
 HEADERS    := $(wildcard common/*.h adapters/*.h daemon/*.h ctl/*.h tests/unit/*.h)
+# Fuzz targets: one line-parser target per adapter in the registry, plus the
+# protocol, the ledger's binary values and time parsing. `all` builds each
+# as a replay binary (gcc, no libFuzzer) that make check runs over the seeds;
+# `make fuzz` builds them with clang's libFuzzer and fuzzes each for a while.
+ADAPTERS     := $(shell sed -n 's/^[[:space:]]*X(\([a-z_]*\)).*/\1/p' adapters/registry.c)
+FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time
+FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps check check-unit check-asan check-systemd run bench install uninstall clean lint-man
+.PHONY: all fuzz torture deps check check-unit check-asan check-systemd run bench install uninstall clean lint-man
 
-all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN)
+all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY)
 
 $(BUILD)/%.o: %.c $(HEADERS) | deps-quiet
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The built-in price table: data/prices.conf as a C string (pricing.h).
+$(BUILD)/gen/prices-data.c: data/prices.conf data/embed.sh
+	@mkdir -p $(dir $@)
+	data/embed.sh pricing_builtin_text $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/prices-data.o: $(BUILD)/gen/prices-data.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libagentmeter.a: $(LIB_OBJ)
@@ -57,8 +76,10 @@ $(BUILD)/libagentmeterctl.a: $(CTL_OBJ)
 	@rm -f $@
 	ar rcsT $@ $^
 
+$(BUILD)/ctl/top.o: ALL_CFLAGS += $(CURSES_CFLAGS)
+
 $(BUILD)/agentmeterctl: $(BUILD)/ctl/agentmeterctl.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
-	$(CC) -o $@ $^ $(ALL_LDLIBS)
+	$(CC) -o $@ $^ $(ALL_LDLIBS) $(CURSES_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)
@@ -67,6 +88,35 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/l
 $(BUILD)/tools/%: $(BUILD)/tests/%.o $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(ALL_LDLIBS)
+
+$(BUILD)/fuzz/lines-%.o: tests/fuzz/fuzz-lines.c $(HEADERS) | deps-quiet
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_ADAPTER='"$*"' -c -o $@ $<
+
+$(BUILD)/fuzz/%.o: tests/fuzz/fuzz-%.c $(HEADERS) | deps-quiet
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/replay-%: $(BUILD)/fuzz/%.o $(BUILD)/tests/fuzz/replay-main.o $(BUILD)/libagentmeter.a
+	$(CC) -o $@ $^ $(ALL_LDLIBS)
+
+$(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/%.o $(BUILD)/libagentmeter.a
+	$(CC) -fsanitize=fuzzer -o $@ $^ $(ALL_LDLIBS)
+
+# make fuzz: each target for FUZZ_SECONDS (default 60) with clang's
+# libFuzzer under ASan/UBSan, corpora seeded from fixtures/ and the kept
+# regressions (tests/fuzz/regressions/<target>/); a crash stops the run and
+# leaves its input in build-fuzz/crash-<target>-*.
+fuzz: deps
+	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-O1 -g" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link" \
+	    $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz-%)
+	tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# make torture: the crash torture of make check, 1,000 rounds instead of 20.
+torture: deps all
+	AM_TORTURE_ROUNDS=$${AM_TORTURE_ROUNDS:-1000} AM_SRCDIR=$(CURDIR) \
+	    AM_BUILD=$(abspath $(BUILD)) bash tests/system/torture.t
 
 # Debian packages the build and the tests need; silent and idempotent.
 deps:

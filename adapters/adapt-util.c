@@ -1,5 +1,6 @@
 /* One copy of the path, root-list and small-file code that the pi, OpenClaw
  * and PicoClaw discovery each need (see adapt-util.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -184,4 +185,61 @@ void adapt_path_dirname(const char *path, char *out, size_t cap)
                 n = cap - 1;
         memcpy(out, path, n);
         out[n] = 0;
+}
+
+/* ---- JSON files and members --------------------------------------------- */
+
+int adapt_read_json(const char *path, size_t max, json_object **ret)
+{
+        json_tokener *tok;
+        json_object *obj;
+        char *buf;
+        size_t len;
+        int r = adapt_read_file(path, max, &buf, &len);
+
+        if (r < 0)
+                return r;
+        tok = json_tokener_new();
+        if (!tok) {
+                free(buf);
+                return -ENOMEM;
+        }
+        obj = json_tokener_parse_ex(tok, buf, (int)len);
+        if (obj) {
+                size_t end = json_tokener_get_parse_end(tok);
+                for (; end < len; end++)
+                        if (!isspace((unsigned char)buf[end]))
+                                break;
+                if (end < len) {
+                        json_object_put(obj);
+                        obj = NULL;
+                }
+        }
+        json_tokener_free(tok);
+        free(buf);
+        if (!obj)
+                return -EBADMSG;
+        *ret = obj;
+        return 0;
+}
+
+const char *adapt_get_str(json_object *obj, const char *key, size_t *ret_len)
+{
+        json_object *v;
+
+        if (!obj || !json_object_object_get_ex(obj, key, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        if (ret_len)
+                *ret_len = (size_t)json_object_get_string_len(v);
+        return json_object_get_string(v);
+}
+
+json_object *adapt_get_type(json_object *obj, const char *key, int type)
+{
+        json_object *v;
+
+        if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, (json_type)type))
+                return NULL;
+        return v;
 }

@@ -43,3 +43,12 @@ void adapt_path_clean(char *path);
 /* The directory part of path into out (cut to cap - 1 bytes): "." when it
  * has no '/', "/" for a file in the root. */
 void adapt_path_dirname(const char *path, char *out, size_t cap);
+
+/* Reads a whole file as one JSON value: 0 and *ret, -ENOENT/-EACCES/...,
+ * -EISDIR/-EINVAL (not a regular file), -EFBIG (over max), -EBADMSG (not
+ * JSON, or more than one value), -ENOMEM. */
+int adapt_read_json(const char *path, size_t max, struct json_object **ret);
+/* A member that is a string (*ret_len its length), else NULL; obj may be NULL. */
+const char *adapt_get_str(struct json_object *obj, const char *key, size_t *ret_len);
+/* A member of the given type (a json_type), else NULL; obj may be NULL. */
+struct json_object *adapt_get_type(struct json_object *obj, const char *key, int type);

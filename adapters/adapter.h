@@ -186,4 +186,10 @@ struct adapter {
         int (*collect_db)(const struct source_ctx *ctx, struct parse_state *ps,
                           uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
                           uint64_t *io_malformed);
+
+        /* What a source's parse state says the harness spent but no row
+         * could meter exactly (Claude Code: cost-state differences it could
+         * not attribute), for status: differences and their tokens. May be
+         * NULL. */
+        void (*unmetered)(const struct parse_state *ps, uint64_t *ret_runs, uint64_t *ret_tokens);
 };

@@ -34,7 +34,9 @@
  *   it is then opened with immutable=1 (no locks, no -wal, no -shm). A
  *   writer that starts meanwhile may checkpoint into the file under us, so
  *   after such a read the fingerprint must be unchanged, else the rows are
- *   dropped and the database read again. */
+ *   dropped and the database read again.
+ * - After transcript_events, the archives the database holds (deleted
+ *   sessions, cold windows stored in SQLite): openclaw-db-archives.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -64,6 +66,7 @@ struct db_state {
         bool have_mark;    /* the watermark row's identity is known: */
         uint64_t mark_sid; /*   hash64(session_id) */
         int64_t mark_seq;  /*   seq */
+        struct oc_db_archives arch; /* the archive blobs (openclaw-db-archives.c) */
 };
 
 struct sess {
@@ -95,13 +98,19 @@ static int64_t now_ms(void)
 /* ---- state ------------------------------------------------------------------ */
 
 /* parse_state.priv, little-endian:
- *   u8 DB_PRIV_FORMAT | u8 flags (DB_DONE, DB_HAVE_MARK) | u64 fp |
- *   i64 at_ms | u64 mark_sid | i64 mark_seq
- * Any other content: nothing known. */
-#define DB_PRIV_FORMAT 1
-#define DB_PRIV_LEN    34
-#define DB_DONE        0x1u
-#define DB_HAVE_MARK   0x2u
+ *   u8 DB_PRIV_FORMAT | u8 flags (DB_DONE, DB_HAVE_MARK, DB_ARCH_KNOWN) |
+ *   u64 fp | i64 at_ms | u64 mark_sid | i64 mark_seq |
+ *   u64 arch set_fp | u8 arch phase | u64 arch pass_fp | i64 arch cursor |
+ *   u32 bad | u32 bad_lines | u32 pass_bad | u32 pass_bad_lines
+ * Format 1 (DB_PRIV_LEN_1 bytes, before archives were read) decodes with no
+ * archive known. Any other content: nothing known. */
+#define DB_PRIV_FORMAT   2
+#define DB_PRIV_FORMAT_1 1
+#define DB_PRIV_LEN_1    34
+#define DB_PRIV_LEN      (DB_PRIV_LEN_1 + 8 + 1 + 8 + 8 + 4 * 4)
+#define DB_DONE          0x1u
+#define DB_HAVE_MARK     0x2u
+#define DB_ARCH_KNOWN    0x4u
 _Static_assert(DB_PRIV_LEN <= PS_PRIV_MAX, "db_state fits parse_state.priv");
 
 /* How parse_state encoding 1 (before the private area) held db_state:
@@ -135,11 +144,13 @@ static struct db_state state_get(const struct parse_state *ps)
 {
         struct br r = { ps->priv, ps->priv_len, 0, false };
         struct db_state s = { 0 };
-        uint8_t flags;
+        uint8_t flags, format;
 
         if (ps->priv_len == 0)
                 return state_get_v1(ps);
-        if (ps->priv_len != DB_PRIV_LEN || br_u8(&r) != DB_PRIV_FORMAT)
+        format = br_u8(&r);
+        if (!((format == DB_PRIV_FORMAT && ps->priv_len == DB_PRIV_LEN) ||
+              (format == DB_PRIV_FORMAT_1 && ps->priv_len == DB_PRIV_LEN_1)))
                 return s;
         flags = br_u8(&r);
         s.fp = br_u64(&r);
@@ -148,6 +159,21 @@ static struct db_state state_get(const struct parse_state *ps)
         s.mark_seq = (int64_t)br_u64(&r);
         s.done = (flags & DB_DONE) != 0;
         s.have_mark = (flags & DB_HAVE_MARK) != 0;
+        if (format == DB_PRIV_FORMAT) {
+                s.arch.known = (flags & DB_ARCH_KNOWN) != 0;
+                s.arch.set_fp = br_u64(&r);
+                s.arch.phase = br_u8(&r);
+                s.arch.pass_fp = br_u64(&r);
+                s.arch.cursor = (int64_t)br_u64(&r);
+                s.arch.bad = br_u32(&r);
+                s.arch.bad_lines = br_u32(&r);
+                s.arch.pass_bad = br_u32(&r);
+                s.arch.pass_bad_lines = br_u32(&r);
+                if (s.arch.phase > OC_ARCH_COLD)
+                        s.arch = (struct oc_db_archives){ 0 };
+        } else {
+                s.done = false; /* the archives were never read */
+        }
         s.valid = !r.bad;
         return s.valid ? s : (struct db_state){ 0 };
 }
@@ -159,12 +185,31 @@ static void state_put(struct parse_state *ps, const struct db_state *s)
 
         memset(ps, 0, sizeof(*ps));
         bw_u8(&w, DB_PRIV_FORMAT);
-        bw_u8(&w, (uint8_t)((s->done ? DB_DONE : 0) | (s->have_mark ? DB_HAVE_MARK : 0)));
+        bw_u8(&w, (uint8_t)((s->done ? DB_DONE : 0) | (s->have_mark ? DB_HAVE_MARK : 0) |
+                            (s->arch.known ? DB_ARCH_KNOWN : 0)));
         bw_u64(&w, s->fp);
         bw_u64(&w, (uint64_t)s->at_ms);
         bw_u64(&w, s->have_mark ? s->mark_sid : 0);
         bw_u64(&w, s->have_mark ? (uint64_t)s->mark_seq : 0);
+        bw_u64(&w, s->arch.set_fp);
+        bw_u8(&w, s->arch.phase);
+        bw_u64(&w, s->arch.pass_fp);
+        bw_u64(&w, (uint64_t)s->arch.cursor);
+        bw_u32(&w, s->arch.bad);
+        bw_u32(&w, s->arch.bad_lines);
+        bw_u32(&w, s->arch.pass_bad);
+        bw_u32(&w, s->arch.pass_bad_lines);
         ps->priv_len = (uint32_t)w.len;
+}
+
+int openclaw_db_faults(const struct parse_state *ps, uint32_t *ret_bad_blobs)
+{
+        struct db_state s = state_get(ps);
+
+        if (!s.valid)
+                return -EINVAL;
+        *ret_bad_blobs = s.arch.bad;
+        return 0;
 }
 
 static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len, off_t head_off)
@@ -695,6 +740,15 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                         }
                         if (r >= 0)
                                 r = read_rows(&rd, &wm, max_rows, &st, &n, &malformed, out);
+                        if (r >= 0 && n < max_rows) {
+                                /* transcript_events read to the end: now the archives */
+                                r = openclaw_db_archives(rd.db, ctx, &st.arch, max_rows - n, out,
+                                                         &malformed);
+                                if (r == 1) {
+                                        n = max_rows; /* more archives to read: not done */
+                                        r = 0;
+                                }
+                        }
                 }
                 reader_free(&rd);
                 if (r >= 0 && immutable && fingerprint(ctx->path) != fp) {

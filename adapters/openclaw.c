@@ -12,7 +12,6 @@
 
 #include "adapt-util.h"
 #include "openclaw.h"
-#include "registry.h"
 
 #define NAMES_MAX   512
 #define ARCHIVE_DIR "session-sqlite-import-archive"
@@ -87,6 +86,7 @@ static bool transcript_name(const char *name)
         if (n == 0 || n > NAME_MAX || name[0] == '.') /* .fs-safe-*, .usage-cost-cache.json* */
                 return false;
         if (strncmp(name, "sessions.json", strlen("sessions.json")) == 0 || ends_with(name, ".tmp") ||
+            ends_with(name, ".zst") || /* compressed archives: archive_class() */
             ends_with(name, ".lock") || ends_with(name, ".bak") || strstr(name, ".bak."))
                 return false;
         memcpy(base, name, n + 1);
@@ -118,6 +118,24 @@ static bool transcript_dir(const char *rel, int idx)
         return comp_is(rel, idx, "sessions") || comp_is(rel, idx, ARCHIVE_DIR);
 }
 
+/* A compressed archive, read whole (openclaw-file.c): a deleted or reset
+ * session published as <name>.jsonl.deleted.<ts>.<generation>.zst beside
+ * the transcripts, or a cold window in <transcripts>/cold/<sha256>.jsonl.zst. */
+static bool archive_file(const char *relpath, const char *name, int depth)
+{
+        size_t n = strlen(name);
+
+        if (name[0] == '.' || !ends_with(name, ".zst"))
+                return false;
+        if (depth >= 2 && comp_is(relpath, depth - 2, "cold"))
+                return n > strlen(".jsonl.zst") && ends_with(name, ".jsonl.zst") &&
+                       (depth == 2 || (depth == 3 && transcript_dir(relpath, 0)) ||
+                        (depth == 5 && comp_is(relpath, 0, "agents") && comp_is(relpath, 2, "sessions")));
+        return (strstr(name, ".jsonl.deleted.") || strstr(name, ".jsonl.reset.")) &&
+               (depth == 1 || (depth == 2 && transcript_dir(relpath, 0)) ||
+                (depth == 4 && comp_is(relpath, 0, "agents") && transcript_dir(relpath, 2)));
+}
+
 /* Roots are state dirs (agents/<id>/{sessions,agent,session-sqlite-import-
  * archive}/, very old sessions/), single agents (<id>/: those three), or a
  * directory holding transcripts or the database itself (session.store's
@@ -139,6 +157,11 @@ static enum classify_result oc_classify(const char *relpath, const char *name, i
                     (strcmp(name, "sessions") == 0 || strcmp(name, "agent") == 0 ||
                      strcmp(name, ARCHIVE_DIR) == 0))
                         return CLASS_DESCEND;
+                /* cold storage inside a transcripts directory */
+                if (strcmp(name, "cold") == 0 &&
+                    (depth == 1 || (depth == 2 && comp_is(relpath, 0, "sessions")) ||
+                     (depth == 4 && comp_is(relpath, 0, "agents") && comp_is(relpath, 2, "sessions"))))
+                        return CLASS_DESCEND;
                 return CLASS_IGNORE;
         }
         /* the agent database; never its -wal/-shm/-journal, memory-reindex,
@@ -149,12 +172,25 @@ static enum classify_result oc_classify(const char *relpath, const char *name, i
                         return CLASS_DB;
                 return CLASS_IGNORE;
         }
+        if (archive_file(relpath, name, depth))
+                return CLASS_DB;
         if (!transcript_name(name))
                 return CLASS_IGNORE;
         if (depth == 1 || (depth == 2 && transcript_dir(relpath, 0)) ||
             (depth == 4 && comp_is(relpath, 0, "agents") && transcript_dir(relpath, 2)))
                 return CLASS_LINES;
         return CLASS_IGNORE;
+}
+
+/* Databases and the compressed archive files are both whole sources. */
+static int oc_collect(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
+                      size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
+{
+        enum oc_archive_format format;
+
+        if (openclaw_is_archive_file(ctx->path, &format))
+                return openclaw_collect_file(ctx, ps, io_watermark, max_rows, out, io_malformed);
+        return openclaw_collect_db(ctx, ps, io_watermark, max_rows, out, io_malformed);
 }
 
 static int oc_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
@@ -278,7 +314,7 @@ static void free_names(char **v, size_t n)
         free(v);
 }
 
-/* A state dir (max depth 3: agents/<id>/sessions/<file>) and each agent
+/* A state dir (max depth 4: agents/<id>/sessions/cold/<file>) and each agent
  * it has now as a root of its own (its status line); agents created later
  * are found live through the state dir's root. */
 static int add_state(struct root_list *out, const char *path, const char *label, uint8_t reason,
@@ -287,7 +323,7 @@ static int add_state(struct root_list *out, const char *path, const char *label,
         char agents[PATH_MAX], p[PATH_MAX], lab[sizeof(((struct root *)0)->label)];
         char **ids;
         size_t n;
-        int r = add_root(out, path, label, reason, env_var, detail, 3);
+        int r = add_root(out, path, label, reason, env_var, detail, 4);
 
         if (r <= 0 || !join(agents, sizeof(agents), path, "agents"))
                 return r;
@@ -299,7 +335,7 @@ static int add_state(struct root_list *out, const char *path, const char *label,
                         snprintf(lab, sizeof(lab), "agent %.50s", ids[i]);
                 else
                         snprintf(lab, sizeof(lab), "%.30s: agent %.24s", label, ids[i]);
-                r = add_root(out, p, lab, reason, env_var, detail, 1);
+                r = add_root(out, p, lab, reason, env_var, detail, 2);
         }
         free_names(ids, n);
         return r < 0 ? r : 0;
@@ -399,7 +435,7 @@ static int add_config(struct root_list *out, const char *cfg, const char *home, 
                 else
                         snprintf(label, sizeof(label), "session store");
                 if (!covered(out, dir, "x.jsonl"))
-                        r = add_root(out, dir, label, ROOT_CONFIG, NULL, cfg, 0);
+                        r = add_root(out, dir, label, ROOT_CONFIG, NULL, cfg, 1);
                 if (r >= 0 && (slash = strrchr(dir, '/')) && slash != dir) {
                         *slash = 0;
                         if (join(one, sizeof(one), dir, ARCHIVE_DIR) && !covered(out, one, "x.jsonl"))
@@ -476,6 +512,28 @@ static int oc_discover(const struct discover_env *env, struct root_list *out)
         return r < 0 ? r : 0;
 }
 
+/* SQLite sidecars: a write to db-wal or db-journal means the database
+ * changed; our own read-only opens touch -shm (and the -wal's atime and
+ * close), so those are nobody's change. */
+static enum source_of_result oc_source_of(const char *path, bool content_changed, char *ret_source,
+                                          size_t cap)
+{
+        static const char *const sidecars[] = { "-wal", "-journal", "-shm", NULL };
+        size_t n = strlen(path);
+
+        for (size_t i = 0; sidecars[i]; i++) {
+                size_t k = strlen(sidecars[i]);
+                if (n <= k || strcmp(path + n - k, sidecars[i]) != 0)
+                        continue;
+                if (strcmp(sidecars[i], "-shm") == 0 || !content_changed || n - k >= cap)
+                        return SOURCE_NONE;
+                memcpy(ret_source, path, n - k);
+                ret_source[n - k] = 0;
+                return SOURCE_OTHER;
+        }
+        return SOURCE_SELF;
+}
+
 static const char *const openclaw_env[] = {
         "OPENCLAW_STATE_DIR",
         "OPENCLAW_HOME",
@@ -499,6 +557,7 @@ const struct adapter adapter_openclaw = {
         .load_config = NULL,
         .free_config = NULL,
         .classify = oc_classify,
+        .source_of = oc_source_of,
         .parse_line = oc_parse_line,
-        .collect_db = openclaw_collect_db,
+        .collect_db = oc_collect,
 };

@@ -10,9 +10,11 @@
 #include "adapt-util.h"
 #include "adapter.h"
 #include "pi_lines.h"
-#include "registry.h"
 
 #define SETTINGS_MAX (1u << 20)
+
+
+extern const struct adapter adapter_pi; /* defined at the end of this file */
 
 static const struct pi_flavor pi_flavor = {
         .tool = "pi",

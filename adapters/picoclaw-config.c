@@ -13,7 +13,6 @@
 #include "adapt-util.h"
 #include "paths.h"
 #include "picoclaw.h"
-#include "registry.h"
 
 #define PC_CONFIG_MAX (4u << 20) /* a config.json larger than this is refused */
 #define PC_AGENT_ID_MAX 64       /* routing.MaxAgentIDLength */
@@ -93,66 +92,6 @@ static void pc_locate(const struct discover_env *env, struct pc_where *w)
                         w->config[0] = 0;
                 w->config_var = w->home_var;
         }
-}
-
-/* ---- JSON files ----------------------------------------------------------- */
-
-/* Reads a whole file as one JSON value: 0 and *ret, -ENOENT/-EACCES/...,
- * -EISDIR/-EINVAL (not a regular file), -EFBIG (over max), -EBADMSG (not
- * JSON, or more than one value), -ENOMEM. */
-int pc_read_json(const char *path, size_t max, json_object **ret)
-{
-        json_tokener *tok;
-        json_object *obj;
-        char *buf;
-        size_t len;
-        int r = adapt_read_file(path, max, &buf, &len);
-
-        if (r < 0)
-                return r;
-        tok = json_tokener_new();
-        if (!tok) {
-                free(buf);
-                return -ENOMEM;
-        }
-        obj = json_tokener_parse_ex(tok, buf, (int)len);
-        if (obj) {
-                size_t end = json_tokener_get_parse_end(tok);
-                for (; end < len; end++)
-                        if (!isspace((unsigned char)buf[end]))
-                                break;
-                if (end < len) {
-                        json_object_put(obj);
-                        obj = NULL;
-                }
-        }
-        json_tokener_free(tok);
-        free(buf);
-        if (!obj)
-                return -EBADMSG;
-        *ret = obj;
-        return 0;
-}
-
-const char *pc_get_str(json_object *obj, const char *key, size_t *ret_len)
-{
-        json_object *v;
-
-        if (!obj || !json_object_object_get_ex(obj, key, &v) ||
-            !json_object_is_type(v, json_type_string))
-                return NULL;
-        if (ret_len)
-                *ret_len = (size_t)json_object_get_string_len(v);
-        return json_object_get_string(v);
-}
-
-json_object *pc_get_type(json_object *obj, const char *key, json_type type)
-{
-        json_object *v;
-
-        if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, type))
-                return NULL;
-        return v;
 }
 
 static bool pc_blank(const char *s)
@@ -338,14 +277,14 @@ int picoclaw_discover(const struct discover_env *env, struct root_list *out)
         int r = 0;
 
         pc_locate(env, &w);
-        if (w.config[0] && pc_read_json(w.config, PC_CONFIG_MAX, &cfg) == 0 &&
+        if (w.config[0] && adapt_read_json(w.config, PC_CONFIG_MAX, &cfg) == 0 &&
             !json_object_is_type(cfg, json_type_object)) {
                 json_object_put(cfg);
                 cfg = NULL;
         }
         cfg_why = (struct pc_why){ ROOT_CONFIG, w.config_var, w.config };
-        agents = pc_get_type(cfg, "agents", json_type_object);
-        cfg_ws = pc_get_str(pc_get_type(agents, "defaults", json_type_object), "workspace", NULL);
+        agents = adapt_get_type(cfg, "agents", json_type_object);
+        cfg_ws = adapt_get_str(adapt_get_type(agents, "defaults", json_type_object), "workspace", NULL);
 
         if (env_ws && pc_resolve(&w, env_ws, w.home, ws) == 0) {
                 why = (struct pc_why){ ROOT_ENV, "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", NULL };
@@ -365,10 +304,10 @@ int picoclaw_discover(const struct discover_env *env, struct root_list *out)
         }
         adapt_path_dirname(ws, parent, sizeof(parent));
 
-        list = pc_get_type(agents, "list", json_type_array);
+        list = adapt_get_type(agents, "list", json_type_array);
         for (size_t i = 0; list && i < json_object_array_length(list); i++) {
                 json_object *a = json_object_array_get_idx(list, i), *def;
-                const char *id = pc_get_str(a, "id", NULL), *aws = pc_get_str(a, "workspace", NULL);
+                const char *id = adapt_get_str(a, "id", NULL), *aws = adapt_get_str(a, "workspace", NULL);
                 char norm[PC_AGENT_ID_MAX + 1], label[PC_AGENT_ID_MAX + 8], dir[PATH_MAX];
                 bool is_default;
 
@@ -384,7 +323,7 @@ int picoclaw_discover(const struct discover_env *env, struct root_list *out)
                         }
                         continue;
                 }
-                def = pc_get_type(a, "default", json_type_boolean);
+                def = adapt_get_type(a, "default", json_type_boolean);
                 is_default = (def && json_object_get_boolean(def)) || pc_blank(id) ||
                              strcmp(norm, "main") == 0;
                 if (is_default || !ws[0])
@@ -428,7 +367,7 @@ static void pc_set(char *dst, size_t cap, const char *s, size_t n)
  * they agree. */
 static int pc_models_load(struct picoclaw_config *c, json_object *cfg)
 {
-        json_object *list = pc_get_type(cfg, "model_list", json_type_array);
+        json_object *list = adapt_get_type(cfg, "model_list", json_type_array);
         size_t n = list ? json_object_array_length(list) : 0;
 
         if (n == 0)
@@ -439,9 +378,9 @@ static int pc_models_load(struct picoclaw_config *c, json_object *cfg)
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(list, i);
                 size_t alen, plen = 0, mlen = 0;
-                const char *alias = pc_get_str(e, "model_name", &alen);
-                const char *prov = pc_get_str(e, "provider", &plen);
-                const char *model = pc_get_str(e, "model", &mlen);
+                const char *alias = adapt_get_str(e, "model_name", &alen);
+                const char *prov = adapt_get_str(e, "provider", &plen);
+                const char *model = adapt_get_str(e, "model", &mlen);
                 struct pc_model m;
 
                 if (pc_blank(alias) || pc_blank(model))
@@ -526,7 +465,7 @@ int picoclaw_load_config(const struct discover_env *env, void **ret_config,
                         warn = "PicoClaw: PICOCLAW_CONFIG cannot be resolved to a path (no HOME?)";
                 goto done;
         }
-        r = pc_read_json(w.config, PC_CONFIG_MAX, &cfg);
+        r = adapt_read_json(w.config, PC_CONFIG_MAX, &cfg);
         if (r == -ENOENT) {
                 if (w.config_from_env || (w.home[0] && stat(w.home, &st) == 0))
                         warn = "PicoClaw config.json not found";

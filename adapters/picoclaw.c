@@ -11,7 +11,6 @@
 #include "adapt-util.h"
 #include "lines.h"
 #include "picoclaw.h"
-#include "registry.h"
 #include "timefmt.h"
 
 /* Dedup-key format tag: bump when the key's fields change. */
@@ -124,10 +123,10 @@ static int pc_meta_time(const char *path, int64_t *ret_ms)
                 return -EINVAL;
         if (snprintf(meta, sizeof(meta), "%.*s.meta.json", (int)(n - 6), path) >= (int)sizeof(meta))
                 return -ENAMETOOLONG;
-        r = pc_read_json(meta, PC_META_MAX, &obj);
+        r = adapt_read_json(meta, PC_META_MAX, &obj);
         if (r < 0)
                 return r;
-        s = pc_get_str(obj, "updated_at", &slen);
+        s = adapt_get_str(obj, "updated_at", &slen);
         r = s && timefmt_parse_rfc3339(s, slen, &ms) == 0 && ms > 0 ? 0 : -ENODATA;
         json_object_put(obj);
         if (r == 0)
@@ -221,10 +220,10 @@ static int pc_key(json_object *obj, const char *role, const char *created, const
         keyhash_u64(&h, ncalls);
         for (size_t i = 0; i < ncalls; i++) {
                 json_object *c = json_object_array_get_idx(calls, i);
-                json_object *fn = pc_get_type(c, "function", json_type_object);
+                json_object *fn = adapt_get_type(c, "function", json_type_object);
 
-                keyhash_str(&h, pc_get_str(c, "id", NULL));
-                keyhash_str(&h, pc_get_str(fn ? fn : c, "name", NULL));
+                keyhash_str(&h, adapt_get_str(c, "id", NULL));
+                keyhash_str(&h, adapt_get_str(fn ? fn : c, "name", NULL));
                 s = pc_text(fn ? fn : c, "arguments", &n);
                 keyhash_bytes(&h, s, n);
         }
@@ -252,7 +251,7 @@ static int pc_on_object(json_object *obj, void *u)
                 p->malformed = true;
                 return 1; /* stop: the rest of the line is not ours either */
         }
-        created = pc_get_str(obj, "created_at", &created_len);
+        created = adapt_get_str(obj, "created_at", &created_len);
         if (created && created_len == 0)
                 created = NULL;
         pc_prev_get(ps, prev);
@@ -262,12 +261,12 @@ static int pc_on_object(json_object *obj, void *u)
         if (have_time)
                 ps->last_time_ms = ms;
 
-        role = pc_get_str(obj, "role", NULL);
+        role = adapt_get_str(obj, "role", NULL);
         if (!role || strcmp(role, "assistant") != 0)
                 return 0; /* user, tool, system, unknown: no row */
 
-        model_name = pc_get_str(obj, "model_name", NULL);
-        calls = pc_get_type(obj, "tool_calls", json_type_array);
+        model_name = adapt_get_str(obj, "model_name", NULL);
+        calls = adapt_get_type(obj, "tool_calls", json_type_array);
         r = pc_key(obj, role, created && !bulk ? created : "", model_name ? model_name : "", calls,
                    &key);
         if (r < 0)
@@ -310,9 +309,9 @@ static int pc_on_object(json_object *obj, void *u)
                         continue;
                 if (row->n_calls >= ROW_CALLS_MAX)
                         break;
-                fn = pc_get_type(c, "function", json_type_object);
-                id = pc_get_str(c, "id", NULL);
-                name = pc_get_str(fn ? fn : c, "name", NULL);
+                fn = adapt_get_type(c, "function", json_type_object);
+                id = adapt_get_str(c, "id", NULL);
+                name = adapt_get_str(fn ? fn : c, "name", NULL);
                 tc = &row->calls[row->n_calls++];
                 ROW_SET(tc->id, id);
                 ROW_SET(tc->name, name);

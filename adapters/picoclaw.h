@@ -9,6 +9,9 @@
 #include "adapter.h"
 #include "row.h"
 
+/* The adapter itself (picoclaw.c); the registry lists it. */
+extern const struct adapter adapter_picoclaw;
+
 struct pc_model {
         char alias[ROW_MODEL_MAX];
         char provider[ROW_PROVIDER_MAX];
@@ -31,9 +34,3 @@ void picoclaw_free_config(void *config);
  * that disagree (c may be NULL). */
 const struct pc_model *pc_models_find(const struct picoclaw_config *c, const char *alias);
 
-/* A whole file as one JSON value (see picoclaw-config.c). */
-int pc_read_json(const char *path, size_t max, json_object **ret);
-/* A member that is a string (*ret_len its length), else NULL; obj may be NULL. */
-const char *pc_get_str(json_object *obj, const char *key, size_t *ret_len);
-/* A member of the given type, else NULL; obj may be NULL. */
-json_object *pc_get_type(json_object *obj, const char *key, json_type type);

@@ -1,47 +1,64 @@
-/* The list of adapters and the discovery-environment table: the one place
- * that knows every variable an adapter may read, so install can record them. */
+/* The list of adapters, and the discovery-variable table built from their
+ * own env lists, so install can record every variable that moves a root. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
 
-/* Add an adapter here (one line each). */
+/* Add an adapter here (one line each): X(name) lists adapter_<name>. */
+#define REGISTRY_ADAPTERS(X) \
+        X(pi)                \
+        X(openclaw)          \
+        X(picoclaw)          \
+        X(claude)            \
+        X(codex)
+
+#define DECLARE_ADAPTER(name) extern const struct adapter adapter_##name;
+#define LIST_ADAPTER(name) &adapter_##name,
+
+REGISTRY_ADAPTERS(DECLARE_ADAPTER)
+
 const struct adapter *const registry_adapters[] = {
-        &adapter_pi,
-        &adapter_openclaw,
-        &adapter_picoclaw,
+        REGISTRY_ADAPTERS(LIST_ADAPTER)
         NULL,
 };
 
-/* Every discovery variable with the adapter that reads it (NULL: all).
- * PI_CODING_AGENT_DIR is pi's; OpenClaw 2026.7 also falls back to it for
- * its agent dir (auth/models only, not sessions). */
-#define REGISTRY_ENV_TABLE(X)                                   \
-        X("HOME", NULL)                                         \
-        X("PI_CODING_AGENT_DIR", "pi")                          \
-        X("PI_CODING_AGENT_SESSION_DIR", "pi")                  \
-        X("OPENCLAW_STATE_DIR", "openclaw")                     \
-        X("OPENCLAW_HOME", "openclaw")                          \
-        X("OPENCLAW_PROFILE", "openclaw")                       \
-        X("OPENCLAW_CONFIG_PATH", "openclaw")                   \
-        X("OPENCLAW_AGENT_DIR", "openclaw")                     \
-        X("PICOCLAW_HOME", "picoclaw")                          \
-        X("PICOCLAW_CONFIG", "picoclaw")                        \
-        X("PICOCLAW_AGENTS_DEFAULTS_WORKSPACE", "picoclaw")
+/* HOME, then every adapter's own list, first declaration wins. Built once:
+ * the lists are constant. */
+#define REGISTRY_ENV_MAX 128
 
-#define ENV_NAME(name, owner) name,
-#define ENV_ENTRY(name, owner) { name, owner },
+static const char *env_names[REGISTRY_ENV_MAX + 1];
+static const char *env_owners[REGISTRY_ENV_MAX + 1];
 
-const char *const registry_env_vars[] = {
-        REGISTRY_ENV_TABLE(ENV_NAME)
-        NULL,
-};
+static void env_table_build(void)
+{
+        size_t n = 0;
 
-const struct registry_env_var registry_env_table[] = {
-        REGISTRY_ENV_TABLE(ENV_ENTRY)
-        { NULL, NULL },
-};
+        if (env_names[0])
+                return;
+        env_names[n] = "HOME";
+        env_owners[n++] = NULL;
+        for (size_t i = 0; registry_adapters[i]; i++) {
+                const char *const *env = registry_adapters[i]->env;
+                for (size_t j = 0; env && env[j] && n < REGISTRY_ENV_MAX; j++) {
+                        bool seen = false;
+                        for (size_t k = 0; k < n && !seen; k++)
+                                seen = strcmp(env_names[k], env[j]) == 0;
+                        if (seen)
+                                continue;
+                        env_names[n] = env[j];
+                        env_owners[n++] = registry_adapters[i]->id;
+                }
+        }
+        env_names[n] = NULL;
+}
+
+const char *const *registry_env_vars(void)
+{
+        env_table_build();
+        return env_names;
+}
 
 const struct adapter *registry_find(const char *id)
 {
@@ -57,8 +74,9 @@ bool registry_env_known(const char *name)
 {
         if (!name)
                 return false;
-        for (size_t i = 0; registry_env_vars[i]; i++)
-                if (strcmp(registry_env_vars[i], name) == 0)
+        env_table_build();
+        for (size_t i = 0; env_names[i]; i++)
+                if (strcmp(env_names[i], name) == 0)
                         return true;
         return false;
 }
@@ -67,9 +85,10 @@ const char *registry_env_owner(const char *name)
 {
         if (!name)
                 return NULL;
-        for (size_t i = 0; registry_env_table[i].name; i++)
-                if (strcmp(registry_env_table[i].name, name) == 0)
-                        return registry_env_table[i].adapter_id;
+        env_table_build();
+        for (size_t i = 0; env_names[i]; i++)
+                if (strcmp(env_names[i], name) == 0)
+                        return env_owners[i];
         return NULL;
 }
 

@@ -1,28 +1,19 @@
-/* The list of adapters and the discovery-environment table: every variable
- * any adapter may read, so install can record them all. */
+/* The list of adapters, and the discovery variables built from their own
+ * `env` lists (plus HOME): every variable any adapter may read, so install
+ * can record them all. Adding a harness is one line in registry.c. */
 #pragma once
 
 #include "adapter.h"
 
-extern const struct adapter adapter_pi;
-extern const struct adapter adapter_openclaw;
-extern const struct adapter adapter_picoclaw;
-
 /* NULL-terminated list of all adapters. */
 extern const struct adapter *const registry_adapters[];
 
-/* NULL-terminated list of every discovery variable (union of all adapters'
- * env lists plus HOME). */
-extern const char *const registry_env_vars[];
+/* NULL-terminated list of every discovery variable: HOME, then each
+ * adapter's env list in registry order, each name once. */
+const char *const *registry_env_vars(void);
 
-/* The same table with the adapter id each variable belongs to (NULL: every
- * adapter, e.g. HOME); ends with { NULL, NULL }. */
-struct registry_env_var {
-        const char *name;
-        const char *adapter_id;
-};
-extern const struct registry_env_var registry_env_table[];
-/* The adapter id a variable belongs to; NULL for shared or unknown names. */
+/* The adapter id a variable belongs to (the first adapter that declares
+ * it); NULL for HOME (every adapter) and for unknown names. */
 const char *registry_env_owner(const char *name);
 
 const struct adapter *registry_find(const char *id);
@@ -33,5 +24,6 @@ bool registry_env_known(const char *name);
  * are still appended), else 0. */
 int registry_discover(const struct discover_env *env, struct root_list *out);
 
-/* A discover_env backed by the process environment. */
+/* A discover_env backed by the process environment; it answers only
+ * declared variables. */
 extern const struct discover_env registry_process_env;

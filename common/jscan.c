@@ -311,11 +311,12 @@ static int hex4(const char *p, const char *end, uint32_t *ret)
 
 size_t jscan_span_decode(const struct jscan_span *sp, char *buf, size_t cap)
 {
-        const char *p = sp->p, *end = sp->p + sp->n;
+        const char *p = sp->p, *end;
         size_t n = 0;
 
         if (!p)
                 return 0;
+        end = p + sp->n;
         if (!memchr(p, '\\', sp->n)) {
                 n = sp->n < cap ? sp->n : cap;
                 memcpy(buf, p, n);

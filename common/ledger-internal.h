@@ -39,5 +39,10 @@ int ledger_sums_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *ro
 
 /* Calls fn for each entry of a named DB from start (NULL: the first) in a
  * read txn, until fn returns non-zero (returned as is) or the end (0). */
+/* Stores a rate-limit snapshot inside a write txn unless the stored one is
+ * newer (ledger-limits.c). */
+int ledger_limits_put(struct ledger *l, MDB_txn *txn, const char *scope,
+                      const struct rate_limits *rl);
+
 typedef int (*ledger_entry_fn)(const MDB_val *k, const MDB_val *v, void *ctx);
 int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx);

@@ -66,6 +66,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
                 m->output = MAX(m->output, in->output);
                 m->cache_read = MAX(m->cache_read, in->cache_read);
                 m->cache_write = MAX(m->cache_write, in->cache_write);
+                m->cache_write_1h = MAX(m->cache_write_1h, in->cache_write_1h);
                 m->reasoning = MAX(m->reasoning, in->reasoning);
                 m->total = MAX(m->total, in->total);
                 m->flags |= ROW_F_TOKENS_KNOWN;
@@ -74,6 +75,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
             (m->cost_source == COST_NONE || in->cost_nano > m->cost_nano)) {
                 m->cost_nano = in->cost_nano;
                 m->cost_source = in->cost_source;
+                memcpy(m->price_source, in->price_source, sizeof(m->price_source));
         }
         /* the earliest time; a real time beats a fallback one */
         bool m_approx = m->flags & ROW_F_TIME_APPROX, in_approx = in->flags & ROW_F_TIME_APPROX;
@@ -91,6 +93,7 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
         fill_empty(m->provider, in->provider, sizeof(m->provider));
         fill_empty(m->model, in->model, sizeof(m->model));
         fill_empty(m->model_alias, in->model_alias, sizeof(m->model_alias));
+        fill_empty(m->tier, in->tier, sizeof(m->tier));
 }
 
 static int put_row(struct ledger *l, MDB_txn *txn, const struct usage_row *r, unsigned flags)
@@ -239,6 +242,11 @@ static int commit_txn(struct ledger *l, MDB_txn *txn, void *u)
                 if (r < 0)
                         return r;
         }
+        if (b->limits && b->limits_scope) {
+                int r = ledger_limits_put(l, txn, b->limits_scope, b->limits);
+                if (r < 0)
+                        return r;
+        }
         if (b->cp && b->source_path) {
                 /* the stored counter includes this batch's new rows */
                 struct checkpoint cp = *b->cp;
@@ -265,31 +273,6 @@ int ledger_commit(struct ledger *l, const struct commit_batch *batch,
 /* ---- reading ------------------------------------------------------------- */
 /* Callbacks run inside a read txn: they may read (the env is MDB_NOTLS, so a
  * nested ledger_get_row works) but must not call the write functions. */
-
-int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx)
-{
-        MDB_cursor *c = NULL;
-        MDB_txn *txn;
-        MDB_val k, v;
-        int r = ledger_read_begin(l, &txn), rc;
-
-        if (r < 0)
-                return r;
-        r = ledger_errno(mdb_cursor_open(txn, l->dbi[db], &c));
-        if (r == 0) {
-                if (start)
-                        k = *start;
-                rc = mdb_cursor_get(c, &k, &v, start ? MDB_SET_RANGE : MDB_FIRST);
-                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
-                        if ((r = fn(&k, &v, ctx)) != 0)
-                                break;
-                if (r == 0 && rc != MDB_NOTFOUND)
-                        r = ledger_errno(rc);
-                mdb_cursor_close(c);
-        }
-        mdb_txn_abort(txn);
-        return r;
-}
 
 struct activity_scan {
         int (*cb)(const struct activity_entry *e, void *u);

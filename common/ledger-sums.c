@@ -9,6 +9,10 @@
 #define ROLLUP_KEY_MAX (8 + ROW_TOOL_MAX + ROW_PROVIDER_MAX + ROW_MODEL_MAX)
 #define SESSION_KEY_MAX (ROW_TOOL_MAX + ROW_SESSION_MAX)
 #define SUMS_FIELDS 11
+/* First byte of rollup and session values. 1: the sums end with
+ * computed_events; 2: cache_write_1h follows it. Both decode. */
+#define SUMS_VERSION_MIN 1
+#define SUMS_VERSION 2
 
 /* Sums saturate and then stay saturated (a sum of rows within row-bounds.h
  * needs millions of maximal rows to get there): adding never wraps a total
@@ -44,6 +48,7 @@ void usage_sums_add_row(struct usage_sums *s, const struct usage_row *r, int sig
                 s->output = sat_u(s->output, r->output, sign);
                 s->cache_read = sat_u(s->cache_read, r->cache_read, sign);
                 s->cache_write = sat_u(s->cache_write, r->cache_write, sign);
+                s->cache_write_1h = sat_u(s->cache_write_1h, r->cache_write_1h, sign);
                 s->reasoning = sat_u(s->reasoning, r->reasoning, sign);
                 s->total = sat_u(s->total, r->total, sign);
                 s->token_events = sat_u(s->token_events, 1, sign);
@@ -84,9 +89,11 @@ static void sums_put(struct bw *w, const struct usage_sums *s)
         for (int i = 0; i < SUMS_FIELDS; i++)
                 bw_u64(w, f[i]);
         bw_u64(w, s->computed_events);
+        bw_u64(w, s->cache_write_1h);
 }
 
-static void sums_get(struct br *r, struct usage_sums *s)
+/* version: the value's first byte (SUMS_VERSION_MIN..SUMS_VERSION) */
+static void sums_get(struct br *r, struct usage_sums *s, uint8_t version)
 {
         s->input = br_u64(r);
         s->output = br_u64(r);
@@ -100,6 +107,12 @@ static void sums_get(struct br *r, struct usage_sums *s)
         s->token_events = br_u64(r);
         s->calls = br_u64(r);
         s->computed_events = br_u64(r);
+        s->cache_write_1h = version >= 2 ? br_u64(r) : 0;
+}
+
+static bool sums_version_ok(uint8_t v)
+{
+        return v >= SUMS_VERSION_MIN && v <= SUMS_VERSION;
 }
 
 static int64_t bucket_of(int64_t ms)
@@ -132,9 +145,11 @@ static int rollup_decode(const MDB_val *k, const MDB_val *v, struct rollup_entry
         const uint8_t *p = k->mv_data, *nul;
         size_t rest;
         struct br r = {.p = v->mv_data, .len = v->mv_size};
+        uint8_t version;
 
         memset(e, 0, sizeof(*e));
-        if (k->mv_size < 8 + ROW_TOOL_MAX + 1 || br_u8(&r) != VALUE_VERSION)
+        version = br_u8(&r);
+        if (k->mv_size < 8 + ROW_TOOL_MAX + 1 || !sums_version_ok(version))
                 return -EBADMSG;
         e->bucket_ms = (int64_t)(be64_get(p) ^ (1ull << 63));
         memcpy(e->tool, p + 8, ROW_TOOL_MAX - 1);
@@ -146,7 +161,7 @@ static int rollup_decode(const MDB_val *k, const MDB_val *v, struct rollup_entry
                 return -EBADMSG;
         memcpy(e->provider, p, (size_t)(nul - p));
         memcpy(e->model, nul + 1, rest - (size_t)(nul - p) - 1);
-        sums_get(&r, &e->sums);
+        sums_get(&r, &e->sums, version);
         return r.bad || r.pos != r.len ? -EBADMSG : 0;
 }
 
@@ -163,17 +178,18 @@ static int session_decode(const MDB_val *k, const MDB_val *v, struct session_ent
 {
         const uint8_t *nul = memchr(k->mv_data, 0, k->mv_size);
         struct br r = {.p = v->mv_data, .len = v->mv_size};
+        uint8_t version = br_u8(&r);
         size_t t;
 
         memset(e, 0, sizeof(*e));
-        if (!nul || br_u8(&r) != VALUE_VERSION)
+        if (!nul || !sums_version_ok(version))
                 return -EBADMSG;
         t = (size_t)(nul - (const uint8_t *)k->mv_data);
         if (t >= ROW_TOOL_MAX || k->mv_size - t - 1 >= ROW_SESSION_MAX)
                 return -EBADMSG;
         memcpy(e->tool, k->mv_data, t);
         memcpy(e->session, nul + 1, k->mv_size - t - 1);
-        sums_get(&r, &e->sums);
+        sums_get(&r, &e->sums, version);
         e->first_ms = (int64_t)br_u64(&r);
         e->last_ms = (int64_t)br_u64(&r);
         br_str(&r, e->project, sizeof(e->project));
@@ -192,7 +208,7 @@ static bool sums_zero(const struct usage_sums *s)
 /* Adds (sign +1) or removes (-1) one row's contribution to its rollup. */
 static int rollup_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
 {
-        uint8_t kb[ROLLUP_KEY_MAX], vb[1 + 8 * (SUMS_FIELDS + 1)];
+        uint8_t kb[ROLLUP_KEY_MAX], vb[1 + 8 * (SUMS_FIELDS + 2)];
         MDB_val k = {.mv_data = kb}, v;
         struct usage_sums s = {0};
         struct bw w = {.p = vb, .cap = sizeof(vb)};
@@ -202,9 +218,10 @@ static int rollup_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *
         rc = mdb_get(txn, l->dbi[DB_ROLLUP], &k, &v);
         if (rc == 0) {
                 struct br r = {.p = v.mv_data, .len = v.mv_size};
-                if (br_u8(&r) != VALUE_VERSION)
+                uint8_t version = br_u8(&r);
+                if (!sums_version_ok(version))
                         return -EBADMSG;
-                sums_get(&r, &s);
+                sums_get(&r, &s, version);
                 if (r.bad)
                         return -EBADMSG;
         } else if (rc != MDB_NOTFOUND) {
@@ -213,7 +230,7 @@ static int rollup_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *
         usage_sums_add_row(&s, row, sign);
         if (sums_zero(&s))
                 return rc == 0 ? ledger_fail(l, mdb_del(txn, l->dbi[DB_ROLLUP], &k, NULL)) : 0;
-        bw_u8(&w, VALUE_VERSION);
+        bw_u8(&w, SUMS_VERSION);
         sums_put(&w, &s);
         v = (MDB_val){.mv_size = w.len, .mv_data = vb};
         return ledger_fail(l, mdb_put(txn, l->dbi[DB_ROLLUP], &k, &v, 0));
@@ -257,7 +274,7 @@ static int session_apply(struct ledger *l, MDB_txn *txn, const struct usage_row 
         }
         if (sums_zero(&e.sums))
                 return is_new ? 0 : ledger_fail(l, mdb_del(txn, l->dbi[DB_SESSIONS], &k, NULL));
-        bw_u8(&w, VALUE_VERSION);
+        bw_u8(&w, SUMS_VERSION);
         sums_put(&w, &e.sums);
         bw_u64(&w, (uint64_t)e.first_ms);
         bw_u64(&w, (uint64_t)e.last_ms);

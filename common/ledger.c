@@ -367,6 +367,11 @@ static int cp_encode(const struct checkpoint *cp, const char *path, uint8_t *buf
         bw_u32(&w, cp->state_len);
         bw_bytes(&w, cp->state, cp->state_len);
         bw_str(&w, path, PATH_MAX);
+        /* appended after the path, so checkpoints written before decode */
+        bw_u8(&w, cp->consumed_known);
+        bw_u64(&w, cp->sum_len);
+        bw_u64(&w, cp->sum_hash);
+        bw_u64(&w, cp->tail_hash);
         if (w.overflow)
                 return -ENOBUFS;
         *ret_len = w.len;
@@ -406,6 +411,12 @@ static int cp_decode(const MDB_val *v, struct checkpoint *cp, char path[PATH_MAX
         if (st)
                 memcpy(cp->state, st, cp->state_len);
         br_str(&r, path, PATH_MAX);
+        if (!r.bad && r.pos < r.len) {
+                cp->consumed_known = br_u8(&r);
+                cp->sum_len = br_u64(&r);
+                cp->sum_hash = br_u64(&r);
+                cp->tail_hash = br_u64(&r);
+        }
         return r.bad || r.pos != r.len ? -EBADMSG : 0;
 }
 
@@ -639,4 +650,33 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
         s.file_bytes = (uint64_t)st.st_size;
         *ret_stats = s;
         return 0;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+/* A cursor walk of one named db in its own read txn (used by the row and
+ * sum readers in ledger-rows.c and ledger-sums.c). */
+
+int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx)
+{
+        MDB_cursor *c = NULL;
+        MDB_txn *txn;
+        MDB_val k, v;
+        int r = ledger_read_begin(l, &txn), rc;
+
+        if (r < 0)
+                return r;
+        r = ledger_errno(mdb_cursor_open(txn, l->dbi[db], &c));
+        if (r == 0) {
+                if (start)
+                        k = *start;
+                rc = mdb_cursor_get(c, &k, &v, start ? MDB_SET_RANGE : MDB_FIRST);
+                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+                        if ((r = fn(&k, &v, ctx)) != 0)
+                                break;
+                if (r == 0 && rc != MDB_NOTFOUND)
+                        r = ledger_errno(rc);
+                mdb_cursor_close(c);
+        }
+        mdb_txn_abort(txn);
+        return r;
 }

@@ -55,6 +55,11 @@ struct checkpoint {
         uint32_t head_len;
         uint64_t marker_hash; /* hash of the marker_len bytes before offset */
         uint32_t marker_len;
+        /* the consumed bytes (daemon/consumed.h): a hash chain over the whole
+         * blocks [0, sum_len) and a hash of [sum_len, offset); consumed_known
+         * 0 for checkpoints written before these existed */
+        uint8_t consumed_known;
+        uint64_t sum_len, sum_hash, tail_hash;
         /* cumulative counters for this source */
         /* rows_added: ledger_commit adds the batch's new rows to the stored value */
         uint64_t bytes_read, lines, malformed, oversized, rows_added, resets;
@@ -91,6 +96,9 @@ struct commit_batch {
         struct usage_row *rows;
         size_t n_rows;
         uint8_t *ret_outcomes;       /* optional, n_rows entries of enum row_outcome */
+        const struct rate_limits *limits; /* optional: stored under limits_scope (a root)
+                                           * unless an older snapshot is newer */
+        const char *limits_scope;
 };
 
 struct commit_result {
@@ -122,6 +130,14 @@ int ledger_get_refused(struct ledger *l, struct ledger_refused *ret_refused);
 int ledger_meta_get(struct ledger *l, const char *name, char *ret_value, size_t cap);
 int ledger_meta_set(struct ledger *l, const char *name, const char *value);
 
+/* ---- rate limits (ledger-limits.c; in db `meta` as "limits/<scope>") ---- */
+
+struct rate_limits;
+/* Every stored snapshot with its scope (the root path). */
+int ledger_foreach_limits(struct ledger *l,
+                          int (*cb)(const char *scope, const struct rate_limits *rl, void *u),
+                          void *u);
+
 /* ---- reading ------------------------------------------------------------- */
 /* Each foreach runs one read txn and calls cb inside it: cb may read the
  * ledger (e.g. ledger_get_row) but must NOT call ledger_commit or any other
@@ -136,6 +152,7 @@ struct usage_sums {
         int64_t cost_nano;
         uint64_t events, priced_events, token_events, calls;
         uint64_t computed_events; /* priced by our table (the rest of priced_events: vendor) */
+        uint64_t cache_write_1h;  /* the 1-hour-TTL part of cache_write */
 };
 
 void usage_sums_add_row(struct usage_sums *s, const struct usage_row *r, int sign);

@@ -1,5 +1,6 @@
 /* XDG / systemd directory resolution, shared by daemon, client and tests. */
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,4 +128,51 @@ int paths_mkdir_p(const char *path, unsigned mode)
         if (mkdir(tmp, mode) < 0 && errno != EEXIST)
                 return -errno;
         return 0;
+}
+
+static int socket_dir(const char *socket_path, char *buf, size_t cap)
+{
+        int n = snprintf(buf, cap, "%s", socket_path);
+        if (n < 0 || (size_t)n >= cap)
+                return -ENAMETOOLONG;
+        char *slash = strrchr(buf, '/');
+        if (!slash)
+                snprintf(buf, cap, ".");
+        else if (slash == buf)
+                buf[1] = 0;
+        else
+                *slash = 0;
+        return 0;
+}
+
+int paths_socket_dir_check(const char *socket_path)
+{
+        char dir[PATH_MAX];
+        struct stat st;
+        int r = socket_dir(socket_path, dir, sizeof(dir));
+
+        if (r < 0)
+                return r;
+        if (lstat(dir, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077) != 0)
+                return -EPERM;
+        return 0;
+}
+
+int paths_socket_dir_prepare(const char *socket_path)
+{
+        char dir[PATH_MAX];
+        int r = socket_dir(socket_path, dir, sizeof(dir));
+
+        if (r < 0)
+                return r;
+        /* a socket named directly in / or the working directory: nothing to
+         * create, and no private directory to expect (as before) */
+        if (strcmp(dir, "/") == 0 || strcmp(dir, ".") == 0)
+                return 0;
+        r = paths_mkdir_p(dir, 0700);
+        if (r < 0)
+                return r;
+        return paths_socket_dir_check(socket_path);
 }

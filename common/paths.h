@@ -19,4 +19,12 @@ int paths_home(char *buf, size_t cap);
 int paths_mkdir_p(const char *path, unsigned mode);
 
 /* Joins a and b with one '/'; -ENAMETOOLONG. */
+/* Creates the directory of a socket path (mode 0700) and checks that it is
+ * a directory of ours that nobody else can enter (the /tmp fallback without
+ * XDG_RUNTIME_DIR could be pre-created by another user): 0, -EPERM when it
+ * is not private and ours, or a negative errno from creating it. */
+int paths_socket_dir_prepare(const char *socket_path);
+/* The same check without creating anything (clients): 0 or -EPERM/-errno. */
+int paths_socket_dir_check(const char *socket_path);
+
 int paths_join(char *buf, size_t cap, const char *a, const char *b);

@@ -133,8 +133,9 @@ void row_call_key(const struct row_key *usage_key, uint32_t index, const char *c
 /* v1 layout (little-endian): u8 version, u32 flags, u8 kind, u8 cost_source,
  * i64 time_ms, u64 input, output, cache_read, cache_write, reasoning, total,
  * i64 cost_nano, u64 source_hash, u32 n_calls, then tool, session,
- * project, provider, model, model_alias as u16 length + bytes. The key is
- * the LMDB key and is not repeated in the value. */
+ * project, provider, model, model_alias as u16 length + bytes. v2 appends
+ * u64 cache_write_1h, then tier and price_source as u16 length + bytes.
+ * The key is the LMDB key and is not repeated in the value. */
 int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len)
 {
         struct bw w = {.p = buf, .cap = cap};
@@ -159,6 +160,9 @@ int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *re
         bw_str(&w, row->provider, sizeof(row->provider));
         bw_str(&w, row->model, sizeof(row->model));
         bw_str(&w, row->model_alias, sizeof(row->model_alias));
+        bw_u64(&w, row->cache_write_1h);
+        bw_str(&w, row->tier, sizeof(row->tier));
+        bw_str(&w, row->price_source, sizeof(row->price_source));
         if (w.overflow)
                 return -ENOBUFS;
         *ret_len = w.len;
@@ -169,9 +173,13 @@ int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
 {
         struct br r = {.p = buf, .len = len};
         struct usage_row *row;
+        uint8_t version;
 
-        if (len < 1 || buf[0] != ROW_FORMAT_VERSION)
+        /* every version up to ours: older values decode with the newer
+         * fields zero / empty */
+        if (len < 1 || buf[0] < 1 || buf[0] > ROW_FORMAT_VERSION)
                 return -EBADMSG;
+        version = buf[0];
         row = calloc(1, sizeof(*row));
         if (!row)
                 return -ENOMEM;
@@ -195,6 +203,11 @@ int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
         br_str(&r, row->provider, sizeof(row->provider));
         br_str(&r, row->model, sizeof(row->model));
         br_str(&r, row->model_alias, sizeof(row->model_alias));
+        if (version >= 2) {
+                row->cache_write_1h = br_u64(&r);
+                br_str(&r, row->tier, sizeof(row->tier));
+                br_str(&r, row->price_source, sizeof(row->price_source));
+        }
         if (r.bad || r.pos != len) {
                 free(row);
                 return -EBADMSG;
@@ -224,6 +237,7 @@ const char *row_kind_name(uint8_t kind)
         case ROW_KIND_TOOL_RESULT: return "tool_result";
         case ROW_KIND_USAGE_ENTRY: return "usage_entry";
         case ROW_KIND_TURN: return "turn";
+        case ROW_KIND_RESPONSE: return "response";
         default: return "unknown";
         }
 }
@@ -260,10 +274,13 @@ int row_batch_push(struct row_batch *b, struct usage_row **ret_row)
 void row_batch_clear(struct row_batch *b)
 {
         b->n = 0;
+        free(b->limits);
+        b->limits = NULL;
 }
 
 void row_batch_free(struct row_batch *b)
 {
+        row_batch_clear(b);
         free(b->rows);
         b->rows = NULL;
         b->n = b->cap = 0;

@@ -109,7 +109,7 @@ void row_call_key(const struct row_key *usage_key, uint32_t index, const char *c
 /* Binary encoding of the row (without calls: those live in the activity db,
  * n_calls is kept). Encoded size is at most ROW_ENCODED_MAX. */
 #define ROW_ENCODED_MAX 2048
-#define ROW_FORMAT_VERSION 1
+#define ROW_FORMAT_VERSION 2 /* 2: + cache_write_1h, tier, price_source; 1 still decodes */
 int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len);
 /* -EBADMSG on a truncated or unknown-version value. Calls are not restored;
  * the key (the LMDB key, not in the value) comes back zeroed. */
@@ -122,9 +122,13 @@ const char *row_kind_name(uint8_t kind);
 const char *cost_source_name(uint8_t src);
 
 /* A growable batch of rows produced by an adapter. */
+struct rate_limits;
 struct row_batch {
         struct usage_row *rows;
         size_t n, cap;
+        struct rate_limits *limits; /* latest rate-limit snapshot the lines held (ratelimits.h;
+                                     * malloc'd by the adapter), NULL: none; freed by
+                                     * row_batch_clear / row_batch_free */
 };
 /* Appends a zeroed row; -ENOMEM. */
 int row_batch_push(struct row_batch *b, struct usage_row **ret_row);

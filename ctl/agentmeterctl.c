@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chart.h"
 #include "client.h"
+#include "fmt.h"
 #include "jfield.h"
 #include "ledger.h"
 #include "paths.h"
@@ -21,6 +23,7 @@
 #include "service.h"
 #include "render-status.h"
 #include "timefmt.h"
+#include "top.h"
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
@@ -28,7 +31,7 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
-        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7,
+        O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8,
 };
 
 struct args {
@@ -54,10 +57,14 @@ static const char usage_text[] =
         "  status [--json]                 daemon, ledger, scan progress, every harness root\n"
         "  sources [--json]                every file the daemon reads, with its counters\n"
         "  report daily|monthly|session|model|tool [--since YYYY-MM-DD] [--until YYYY-MM-DD]\n"
-        "         [--tz ZONE] [--harness ID,...] [--json|--csv]\n"
+        "         [--tz ZONE] [--harness ID,...] [--json|--csv|--chart]\n"
         "                                  token and cost report\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
+        "  top                             live full-screen view: spend, 5-hour block, last\n"
+        "                                  calls (g: grouping, q: quit); lines when piped\n"
         "  rescan                          ask the daemon to re-discover and reconcile\n"
+        "  reprice                         reload the price table and override, re-price\n"
+        "                                  every row agentmeterd priced (vendor costs stay)\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force]  set up the systemd user unit with this shell's\n"
         "                                  discovery variables; enable and (re)start it\n"
@@ -152,7 +159,7 @@ static int cmd_status(struct args *a)
                 print_json(st);
         else if (render_status(stdout, st) < 0)
                 return EXIT_ERR;
-        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars, process_get, NULL);
+        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars(), process_get, NULL);
         return EXIT_OK;
 }
 
@@ -204,6 +211,14 @@ static const char *local_zone(char *buf, size_t cap)
         return z ? z + strlen("zoneinfo/") : NULL;
 }
 
+/* The table, CSV, JSON, or with --chart the cost bars. */
+static int show_report(struct args *a, struct json_object *rep, enum render_format fmt)
+{
+        if (a->seen & O_CHART)
+                return chart_render(stdout, rep, chart_width(stdout));
+        return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO));
+}
+
 /* No daemon: the ledger, read-only, by this process. */
 static int report_from_ledger(struct args *a, enum report_kind kind, const char *tz,
                               enum render_format fmt)
@@ -245,7 +260,7 @@ static int report_from_ledger(struct args *a, enum report_kind kind, const char 
         }
         fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; read the ledger %s "
                         "directly (read-only)\n", socket_path(a), ledger_path(l));
-        return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO)) < 0 ? EXIT_ERR : EXIT_OK;
+        return show_report(a, rep, fmt) < 0 ? EXIT_ERR : EXIT_OK;
 }
 
 static int cmd_report(struct args *a)
@@ -261,6 +276,12 @@ static int cmd_report(struct args *a)
 
         if ((a->seen & O_JSON) && (a->seen & O_CSV))
                 return usage_error("%s", "--json and --csv exclude each other");
+        if ((a->seen & O_CHART) && (a->seen & (O_JSON | O_CSV)))
+                return usage_error("%s", "--chart draws for people; it excludes --json and --csv");
+        if ((a->seen & O_CHART) && strcmp(a->pos[1], "daily") != 0 &&
+            strcmp(a->pos[1], "weekly") != 0 && strcmp(a->pos[1], "monthly") != 0)
+                return usage_error("--chart is for daily, weekly and monthly reports, not '%s'",
+                                   a->pos[1]);
         if (report_kind_parse(a->pos[1], &kind) < 0)
                 return usage_error("unknown report '%s' (daily, monthly, session, model, tool)",
                                    a->pos[1]);
@@ -299,7 +320,7 @@ static int cmd_report(struct args *a)
                 free(detail);
                 return r;
         }
-        if (render_report(stdout, rep, fmt, isatty(STDOUT_FILENO)) < 0) {
+        if (show_report(a, rep, fmt) < 0) {
                 fputs("agentmeterctl: the daemon's report has no \"rows\" list\n", stderr);
                 return EXIT_ERR;
         }
@@ -342,6 +363,15 @@ static int cmd_tail(struct args *a)
         return r;
 }
 
+static int cmd_top(struct args *a)
+{
+        char zbuf[PATH_MAX];
+        struct top_options o = { .socket_path = socket_path(a), .state_dir = a->state_dir,
+                                 .tz = local_zone(zbuf, sizeof(zbuf)) };
+        int r = top_run(&o);
+        return r < 0 ? call_failed(a, r, NULL) : EXIT_OK;
+}
+
 static void print_scalars(struct json_object *res, const char *prefix)
 {
         json_object_object_foreach(res, k, v)
@@ -359,6 +389,27 @@ static int cmd_rescan(struct args *a)
                 return -r;
         puts("agentmeterd: rescan requested");
         print_scalars(res, "  ");
+        return EXIT_OK;
+}
+
+static int cmd_reprice(struct args *a)
+{
+        _cleanup_json_ struct json_object *res = NULL;
+        char d[FMT_MAX], n[FMT_MAX];
+        int r = call(a, "reprice", NULL, 600000, &res);
+        int64_t delta = jint_or(res, "cost_delta_nano", 0);
+
+        if (r < 0)
+                return -r;
+        /* micro-dollars, as reports show them */
+        long long micro = (long long)(((delta < 0 ? -delta : delta) + 500) / 1000);
+        printf("agentmeterd: repriced with the table of %s%s: %s of %s rows changed, cost %s$%lld.%06lld\n",
+               jstr(res, "table") ? jstr(res, "table") : "-",
+               jbool(res, "override_loaded") ? " and the override" : "",
+               fmt_i64(jint_or(res, "rows_changed", 0), d), fmt_i64(jint_or(res, "rows_seen", 0), n),
+               delta < 0 ? "-" : "+", micro / 1000000, micro % 1000000);
+        if (jstr(res, "override_error"))
+                printf("warning: price override ignored: %s\n", jstr(res, "override_error"));
         return EXIT_OK;
 }
 
@@ -398,9 +449,11 @@ static int cmd_help(struct args *a)
 static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0 },
         { "sources", cmd_sources, O_JSON, 0 },
-        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS, 1 },
+        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_CHART, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
+        { "top", cmd_top, 0, 0 },
         { "rescan", cmd_rescan, 0, 0 },
+        { "reprice", cmd_reprice, 0, 0 },
         { "version", cmd_version, 0, 0 },
         { "install", cmd_install, O_NOSTART | O_FORCE, 0 },
         { "uninstall", cmd_uninstall, 0, 0 },
@@ -409,6 +462,7 @@ static const struct command commands[] = {
 
 static const struct option longopts[] = {
         { "json", no_argument, NULL, 'j' },          { "csv", no_argument, NULL, 'c' },
+        { "chart", no_argument, NULL, 'C' },
         { "since", required_argument, NULL, 's' },   { "until", required_argument, NULL, 'u' },
         { "tz", required_argument, NULL, 'z' },      { "harness", required_argument, NULL, 'H' },
         { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
@@ -422,7 +476,7 @@ static const char *opt_name(unsigned bit)
         static const struct { unsigned bit; const char *name; } names[] = {
                 { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
-                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },
+                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" },  { O_CHART, "--chart" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -439,6 +493,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 switch (c) {
                 case 'j': a->seen |= O_JSON; break;
                 case 'c': a->seen |= O_CSV; break;
+                case 'C': a->seen |= O_CHART; break;
                 case 's': a->seen |= O_SINCE, a->since = optarg; break;
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;

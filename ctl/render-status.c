@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <string.h>
+#include <time.h>
 
-#include "escape.h"
+#include "termtext.h"
 #include "fmt.h"
 #include "jfield.h"
+#include "render-budget.h"
 #include "render-status.h"
 #include "table.h"
 
@@ -14,7 +16,7 @@
  * escaped before it reaches the terminal. */
 static const char *or_dash(const char *s)
 {
-        return s && *s ? escape_tmp(s) : FMT_DASH;
+        return s && *s ? termtext_tmp(s) : FMT_DASH;
 }
 
 static void scan_progress(FILE *f, struct json_object *ingest)
@@ -56,7 +58,7 @@ static void install_record(FILE *f, struct json_object *st)
                 return;
         }
         json_object_object_foreach(vars, name, val)
-                fprintf(f, " %s=%s", escape_tmp(name), escape_tmp(val ? json_object_get_string(val) : ""));
+                fprintf(f, " %s=%s", termtext_tmp(name), termtext_tmp(val ? json_object_get_string(val) : ""));
         fputc('\n', f);
 }
 
@@ -76,6 +78,101 @@ static void root_reason(FILE *f, struct json_object *root)
                 fputs(or_dash(reason), f);
         if (detail && !(reason && (strcmp(reason, "config") == 0 || strcmp(reason, "profile") == 0)))
                 fprintf(f, ", %s", detail);
+}
+
+/* Text from a harness's files, made safe for a terminal: control bytes as '?'. */
+static void put_clean(FILE *f, const char *s)
+{
+        for (; s && *s; s++)
+                fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static void unmetered(FILE *f, struct json_object *u)
+{
+        struct json_object *sessions = jfield(u, "sessions");
+        char a[FMT_MAX], b[FMT_MAX];
+        int64_t runs = jint_or(u, "runs", 0);
+
+        if (runs <= 0)
+                return;
+        fprintf(f, "  unmetered  %s cost-state differences (%s tokens) seen only in the harness's "
+                   "own cost totals, not in the reports; sessions:",
+                fmt_i64(runs, a), fmt_i64(jint_or(u, "tokens", 0), b));
+        for (size_t i = 0; sessions && i < json_object_array_length(sessions); i++) {
+                fputc(' ', f);
+                put_clean(f, json_object_get_string(json_object_array_get_idx(sessions, i)));
+        }
+        fputc('\n', f);
+}
+
+static void limit_window(FILE *f, const char *what, struct json_object *w)
+{
+        int64_t minutes = jint_or(w, "window_minutes", 0), resets = jint_or(w, "resets_at", 0);
+        struct json_object *used = jfield(w, "used_percent");
+        char when[32] = FMT_DASH;
+        time_t t = (time_t)resets;
+        struct tm tm;
+
+        if (!w)
+                return;
+        if (resets > 0 && gmtime_r(&t, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fprintf(f, "    %s", what);
+        if (minutes > 0)
+                fprintf(f, " (%lld min)", (long long)minutes);
+        fprintf(f, ": %.1f%% used, resets %s\n", used ? json_object_get_double(used) : 0.0, when);
+}
+
+/* A short string from a harness file, with control bytes (terminal
+ * escapes) shown as '?'. */
+static const char *clean(const char *s, char *buf, size_t cap)
+{
+        size_t k = 0;
+
+        if (!s || !*s)
+                return FMT_DASH;
+        for (; *s && k + 1 < cap; s++)
+                buf[k++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        buf[k] = 0;
+        return buf;
+}
+
+/* The authoritative limit windows a harness reported for this root. */
+static void root_limits(FILE *f, struct json_object *rl)
+{
+        char seen[FMT_MAX], cid[64], cplan[64];
+        const char *plan = jstr(rl, "plan_type"), *id = jstr(rl, "limit_id");
+        int64_t ms = jint_or(rl, "observed_ms", 0);
+        time_t t = (time_t)(ms / 1000);
+        struct tm tm;
+
+        if (!rl)
+                return;
+        snprintf(seen, sizeof(seen), "%s", FMT_DASH);
+        if (ms > 0 && gmtime_r(&t, &tm))
+                strftime(seen, sizeof(seen), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fprintf(f, "    rate limits %s, plan %s, as of %s\n", clean(id, cid, sizeof(cid)),
+                clean(plan, cplan, sizeof(cplan)), seen);
+        limit_window(f, "primary", jfield(rl, "primary"));
+        limit_window(f, "secondary", jfield(rl, "secondary"));
+}
+
+/* OpenClaw: per agent, the calls that only archives and cold storage held */
+static void agents_archives(FILE *f, struct json_object *agents)
+{
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        for (size_t i = 0; agents && i < json_object_array_length(agents); i++) {
+                struct json_object *ag = json_object_array_get_idx(agents, i);
+                int64_t faults = jint_or(ag, "archive_faults", 0);
+
+                fprintf(f, "  agent %s  calls from archives %s, from cold storage %s", or_dash(jstr(ag, "agent")),
+                        fmt_i64(jint_or(ag, "archive_calls", 0), a), fmt_i64(jint_or(ag, "cold_calls", 0), b));
+                if (faults > 0)
+                        fprintf(f, ", %s archive%s not readable (see `agentmeterctl sources`)",
+                                fmt_i64(faults, c), faults == 1 ? "" : "s");
+                fputc('\n', f);
+        }
 }
 
 static void harness(FILE *f, struct json_object *h)
@@ -98,6 +195,7 @@ static void harness(FILE *f, struct json_object *h)
                 if (label && *label)
                         fprintf(f, " [%s]", label);
                 fputc('\n', f);
+                root_limits(f, jfield(r, "rate_limits"));
         }
         fprintf(f, "  files %s, read %s, lines %s (malformed %s, oversized %s), rows %s, "
                    "errors %s\n",
@@ -106,6 +204,36 @@ static void harness(FILE *f, struct json_object *h)
                 fmt_i64(jint_or(h, "oversized", 0), e), fmt_i64(jint_or(h, "rows", 0), g),
                 fmt_i64(jint_or(h, "errors", 0), k));
         fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
+        unmetered(f, jfield(h, "unmetered"));
+        agents_archives(f, jfield(h, "agents"));
+}
+
+/* The price table, the user's override and what is left unpriced. */
+static void prices(FILE *f, struct json_object *p)
+{
+        struct json_object *ov = jfield(p, "override"), *um = jfield(p, "unpriced_by_model");
+        char a[FMT_MAX];
+
+        if (!p)
+                return;
+        fprintf(f, "prices        table of %s, %s models", or_dash(jstr(p, "table")),
+                fmt_i64(jint_or(p, "models", 0), a));
+        if (jbool(ov, "loaded"))
+                fprintf(f, "; override %s (%lld entries)", or_dash(jstr(ov, "path")),
+                        (long long)jint_or(ov, "entries", 0));
+        fputc('\n', f);
+        if (jstr(ov, "error"))
+                fprintf(f, "  override %s ignored: %s\n", or_dash(jstr(ov, "path")), jstr(ov, "error"));
+        fprintf(f, "  unpriced rows %s", fmt_i64(jint_or(p, "unpriced_rows", 0), a));
+        for (size_t i = 0; um && i < json_object_array_length(um) && i < 8; i++) {
+                struct json_object *m = json_object_array_get_idx(um, i);
+                fprintf(f, "%s%s %s/%s %lld", i ? ", " : ": ", or_dash(jstr(m, "harness")),
+                        or_dash(jstr(m, "provider")), or_dash(jstr(m, "model")),
+                        (long long)jint_or(m, "rows", 0));
+        }
+        if (um && json_object_array_length(um) > 8)
+                fputs(", ...", f);
+        fputc('\n', f);
 }
 
 int render_status(FILE *f, struct json_object *st)
@@ -128,17 +256,23 @@ int render_status(FILE *f, struct json_object *st)
                 fprintf(f, "refused rows  %s (numbers out of bounds: tokens %s, cost %s, time %s)\n",
                         fmt_i64(jint_or(ref, "total", 0), a), fmt_i64(jint_or(ref, "tokens", 0), b),
                         fmt_i64(jint_or(ref, "cost", 0), c), fmt_i64(jint_or(ref, "time", 0), d));
+        if (jstr(ledger, "write_error"))
+                fprintf(f, "              CANNOT WRITE: %s; reading is paused and resumes by itself "
+                           "as soon as a commit succeeds (nothing is lost)\n",
+                        jstr(ledger, "write_error"));
         fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
         scan_progress(f, jfield(st, "ingest"));
+        prices(f, jfield(st, "prices"));
         install_record(f, st);
         if (env && json_object_object_length(env) > 0) {
                 fputs("environment  ", f);
                 json_object_object_foreach(env, name, val)
-                        fprintf(f, " %s=%s", escape_tmp(name), escape_tmp(val ? json_object_get_string(val) : ""));
+                        fprintf(f, " %s=%s", termtext_tmp(name), termtext_tmp(val ? json_object_get_string(val) : ""));
                 fputc('\n', f);
         }
         for (size_t i = 0; hs && i < json_object_array_length(hs); i++)
                 harness(f, json_object_array_get_idx(hs, i));
+        render_budgets(f, jfield(st, "budgets"));
         if (warn && json_object_array_length(warn) > 0) {
                 fputc('\n', f);
                 for (size_t i = 0; i < json_object_array_length(warn); i++)

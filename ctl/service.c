@@ -135,7 +135,7 @@ int service_install(bool no_start, bool force, FILE *out, FILE *err)
         daemon = daemon_next_to_me(err);
         struct install_config c = {
                 .config_home = cfg, .unit_dirs = dirs, .daemon_path = daemon,
-                .vars = registry_env_vars, .get = process_get, .now_s = time(NULL), .force = force,
+                .vars = registry_env_vars(), .get = process_get, .now_s = time(NULL), .force = force,
         };
         r = install_files(&c, &res);
         free(daemon);
@@ -155,10 +155,10 @@ int service_install(bool no_start, bool force, FILE *out, FILE *err)
 
         fprintf(out, "unit: %s %s\n", unit_actions[res.unit_action], res.unit_path);
         fprintf(out, "environment record: wrote %s\n", res.dropin_path);
-        for (size_t i = 0; registry_env_vars[i]; i++) {
-                const char *v = getenv(registry_env_vars[i]);
-                if (strcmp(registry_env_vars[i], "HOME") != 0 && v && *v)
-                        fprintf(out, "  recorded %s=%s\n", registry_env_vars[i], v);
+        for (size_t i = 0; registry_env_vars()[i]; i++) {
+                const char *v = getenv(registry_env_vars()[i]);
+                if (strcmp(registry_env_vars()[i], "HOME") != 0 && v && *v)
+                        fprintf(out, "  recorded %s=%s\n", registry_env_vars()[i], v);
         }
         if (res.n_recorded == 0)
                 fputs("  no discovery variables are set in this shell: the daemon uses the "

@@ -11,23 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "budget-conf.h"
+#include "budget.h"
+#include "commands.h"
 #include "control.h"
 #include "ingest.h"
 #include "ledger.h"
 #include "log.h"
 #include "paths.h"
+#include "progress.h"
+#include "prices.h"
 #include "proto.h"
 #include "registry.h"
 #include "report.h"
-#include "scan.h"
 #include "statelock.h"
 #include "status.h"
+#include "watch-roots.h"
 #include "watch.h"
 
 #define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */
@@ -40,11 +44,15 @@ struct daemon {
         struct ingest *ingest;
         struct watch *watch;
         struct control *control;
-        sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer;
+        struct budget *budget;
+        struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
+        sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
+        struct command_env commands;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
         bool initial_scan_done;
         bool roots_dirty;       /* a directory appeared: re-check missing roots */
+        bool watch_degraded;    /* a watch could not be added: said once */
         int64_t start_ms;
         uint64_t last_status_pct;
         char state_dir[PATH_MAX];
@@ -165,55 +173,9 @@ static int watch_dir_hook(void *u, const struct root *root, const char *path, in
         return 0;
 }
 
-/* The deepest existing directory on the way to path (path itself if it
- * exists) into p. */
-static void deepest_existing(const char *path, char *p, size_t cap)
+static void rearm_roots(struct daemon *d)
 {
-        snprintf(p, cap, "%s", path);
-        for (;;) {
-                struct stat st;
-                if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-                        return;
-                char *slash = strrchr(p, '/');
-                if (!slash || slash == p) {
-                        snprintf(p, cap, "/");
-                        return;
-                }
-                *slash = 0;
-        }
-}
-
-/* Watches every root, or for a root that does not exist yet its nearest
- * existing ancestor, so its creation is seen at once. A directory created
- * between looking and adding the watch would be missed, so after adding a
- * watch look again, until the deepest existing directory stays put. */
-static void watch_roots(struct daemon *d)
-{
-        const struct root_list *rl = ingest_roots(d->ingest);
-        for (size_t i = 0; i < rl->n; i++) {
-                char p[PATH_MAX], again[PATH_MAX];
-                deepest_existing(rl->v[i].path, p, sizeof(p));
-                for (int tries = 0; tries < 64; tries++) {
-                        if (!watch_has(d->watch, p))
-                                (void)watch_add(d->watch, p);
-                        deepest_existing(rl->v[i].path, again, sizeof(again));
-                        if (strcmp(again, p) == 0)
-                                break;
-                        snprintf(p, sizeof(p), "%s", again);
-                }
-        }
-}
-
-static bool is_missing_root_or_ancestor(struct daemon *d, const char *path)
-{
-        const struct root_list *rl = ingest_roots(d->ingest);
-        size_t n = strlen(path);
-        for (size_t i = 0; i < rl->n; i++) {
-                const char *rp = rl->v[i].path;
-                if (strncmp(rp, path, n) == 0 && (rp[n] == 0 || rp[n] == '/'))
-                        return true;
-        }
-        return false;
+        watch_roots(d->watch, ingest_roots(d->ingest));
 }
 
 static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask)
@@ -221,7 +183,7 @@ static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask
         struct daemon *d = u;
         if (is_dir) {
                 if (mask & (IN_CREATE | IN_MOVED_TO)) {
-                        if (is_missing_root_or_ancestor(d, path))
+                        if (roots_cover_path(ingest_roots(d->ingest), path))
                                 d->roots_dirty = true;
                         (void)ingest_notice_path(d->ingest, path, true);
                 }
@@ -233,37 +195,43 @@ static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask
         }
         if (!(mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_ATTRIB)))
                 return;
-        if (ingest_queue_path(d->ingest, path) == 0)
-                return;
-        /* SQLite: a write to db-wal / db-journal means the database changed.
-         * Our own read-only opens touch -shm (and the -wal's atime/close),
-         * so those events are not changes. */
-        size_t n = strlen(path);
-        static const char *const sfx[] = { "-wal", "-journal", "-shm", NULL };
-        for (size_t i = 0; sfx[i]; i++) {
-                size_t k = strlen(sfx[i]);
-                if (n > k && strcmp(path + n - k, sfx[i]) == 0) {
-                        if (strcmp(sfx[i], "-shm") == 0 || !(mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO)))
-                                return;
-                        char db[PATH_MAX];
-                        snprintf(db, sizeof(db), "%.*s", (int)(n - k), path);
-                        if (ingest_queue_path(d->ingest, db) == 0)
-                                return;
-                        (void)ingest_notice_path(d->ingest, db, false);
-                        return;
-                }
-        }
-        (void)ingest_notice_path(d->ingest, path, false);
+        (void)ingest_path_changed(d->ingest, path, mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO));
 }
 
+static int on_reconcile_soon(sd_event_source *s, void *u)
+{
+        struct daemon *d = u;
+        (void)s;
+        (void)ingest_reconcile(d->ingest);
+        schedule_drain(d);
+        return 0;
+}
+
+/* Called from inside watch_add, which runs inside scans: never reconcile
+ * here (a scan that runs out of watches would recurse into itself). An
+ * overflowed queue asks for one reconcile on the next loop turn; a watch
+ * that cannot be added (out of watches, no permission) leaves that
+ * directory to the periodic reconcile, said once in the log and status. */
 static void on_watch_lost(void *u, const char *why)
 {
         struct daemon *d = u;
-        log_warning("%s: reconciling all sources", why);
+        if (strstr(why, "overflow")) {
+                log_warning("%s: reconciling all sources", why);
+                if (d->reconcile_soon)
+                        sd_event_source_set_enabled(d->reconcile_soon, SD_EVENT_ONESHOT);
+                return;
+        }
+        if (d->watch_degraded)
+                return;
+        d->watch_degraded = true;
+        log_warning("%s: directories without a watch are checked by the periodic reconcile "
+                    "(every %llu s)", why, (unsigned long long)(d->reconcile_usec / 1000000));
         if (strstr(why, "watches"))
                 add_warning(d, "out of inotify watches: some directories are only checked by the "
                                "periodic reconcile (raise fs.inotify.max_user_watches)");
-        (void)ingest_reconcile(d->ingest);
+        else
+                add_warning(d, "some directories could not be watched: they are only checked by the "
+                               "periodic reconcile");
 }
 
 static void on_watch_batch(void *u)
@@ -271,7 +239,7 @@ static void on_watch_batch(void *u)
         struct daemon *d = u;
         if (d->roots_dirty) {
                 d->roots_dirty = false;
-                watch_roots(d);
+                rearm_roots(d);
                 (void)ingest_reconcile(d->ingest);
         }
         schedule_drain(d);
@@ -280,7 +248,7 @@ static void on_watch_batch(void *u)
 static int on_reconcile(sd_event_source *s, uint64_t usec, void *u)
 {
         struct daemon *d = u;
-        watch_roots(d);
+        rearm_roots(d);
         (void)ingest_reconcile(d->ingest);
         schedule_drain(d);
         sd_event_source_set_time(s, usec + d->reconcile_usec);
@@ -307,6 +275,7 @@ static int on_sync(sd_event_source *s, uint64_t usec, void *u)
 static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
 {
         struct daemon *d = u;
+        budget_on_rows(d->budget, rows, outcomes, n);
         if (!d->control || control_subscribers(d->control) == 0)
                 return;
         for (size_t i = 0; i < n; i++) {
@@ -320,66 +289,16 @@ static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcom
 
 /* ---- control commands ------------------------------------------------------ */
 
-/* `sources` is streamed: made as the client reads, never whole in memory */
-static int stream_answer(void *u, const char *cmd, json_object *req, struct control_stream *ret)
+/* Discovery again (new agents, profiles, changed configs), watches
+ * re-armed, and every source read with all its consumed bytes checked. */
+static void rescan(void *u)
 {
         struct daemon *d = u;
-        (void)req;
-        if (strcmp(cmd, "sources") != 0)
-                return 0;
-        int r = sources_stream_new(d->ingest, ret);
-        return r < 0 ? r : 1;
-}
-
-static int handle(void *u, const char *cmd, json_object *req, json_object **ret_result,
-                  const char **ret_code, const char **ret_error)
-{
-        struct daemon *d = u;
-        if (strcmp(cmd, "status") == 0) {
-                struct status_info si = {
-                        .state_dir = d->state_dir,
-                        .socket_path = d->socket_path,
-                        .start_ms = d->start_ms,
-                        .initial_scan_done = d->initial_scan_done,
-                        .ingest = d->ingest,
-                        .watch = d->watch,
-                        .warnings = (const char *const *)d->warnings,
-                };
-                return status_build(&si, ret_result);
-        }
-        if (strcmp(cmd, "sources") == 0)
-                return sources_build(d->ingest, ret_result);
-        if (strcmp(cmd, "version") == 0) {
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "version", json_object_new_string(AM_VERSION));
-                json_object_object_add(o, "protocol", json_object_new_int(PROTO_VERSION));
-                json_object_object_add(o, "schema", json_object_new_int(LEDGER_SCHEMA_VERSION));
-                *ret_result = o;
-                return 0;
-        }
-        if (strcmp(cmd, "rescan") == 0) {
-                /* discovery again too: new agents, profiles, changed configs */
-                (void)ingest_discover(d->ingest);
-                watch_roots(d);
-                (void)ingest_reconcile(d->ingest);
-                schedule_drain(d);
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "queued", json_object_new_boolean(1));
-                *ret_result = o;
-                return 0;
-        }
-        if (strcmp(cmd, "report") == 0) {
-                struct report_query q;
-                int r = report_query_from_json(req, &q, ret_error);
-                if (r >= 0)
-                        r = report_run(d->ledger, &q, ret_result, ret_error);
-                if (r < 0)
-                        *ret_code = r == -EINVAL ? "bad-request" : "internal";
-                return r;
-        }
-        *ret_code = "unknown-command";
-        *ret_error = "unknown command (try: status, sources, report, rescan, tail, version)";
-        return -EINVAL;
+        (void)ingest_discover(d->ingest);
+        rearm_roots(d);
+        (void)ingest_reconcile(d->ingest);
+        ingest_verify_all(d->ingest);
+        schedule_drain(d);
 }
 
 /* ---- signals -------------------------------------------------------------- */
@@ -401,10 +320,10 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         (void)si;
         sd_notify(0, "RELOADING=1");
         log_info("reloading: re-running discovery and reconciling");
-        (void)ingest_discover(d->ingest);
-        watch_roots(d);
-        (void)ingest_reconcile(d->ingest);
-        schedule_drain(d);
+        if (d->prices && prices_reload(d->prices) > 0)
+                (void)prices_reprice(d->prices, d->ledger, NULL);
+        rescan(d);
+        (void)budget_reload(d->budget);
         sd_notify(0, "READY=1");
         return 0;
 }
@@ -413,6 +332,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 
 struct options {
         bool once;
+        bool rebuild_rollups;
         int level;
         enum log_target target;
         unsigned reconcile_sec;
@@ -426,6 +346,7 @@ static void usage(FILE *f)
                 "Usage: agentmeterd [OPTIONS]\n"
                 "Meters what AI coding agents spend, into an LMDB ledger.\n\n"
                 "  --once                     ingest every source once, print a summary, exit\n"
+                "      --rebuild-rollups      recompute rollups and session sums from the rows, exit\n"
                 "  -v, --verbose              log debug messages\n"
                 "  -q, --quiet                log warnings and errors only\n"
                 "      --log-target=auto|console|journal\n"
@@ -434,16 +355,30 @@ static void usage(FILE *f)
                 "                             ${XDG_STATE_HOME:-~/.local/state}/agentmeterd)\n"
                 "      --socket=PATH          control socket (default $RUNTIME_DIRECTORY or\n"
                 "                             $XDG_RUNTIME_DIR/agentmeterd, control.sock)\n"
+                "      --list-variables       print every discovery variable and its harness\n"
                 "      --version              print the version\n"
                 "  -h, --help                 this help\n"
                 "See agentmeterd(8).\n");
 }
 
+/* The discovery variables, as install records them: "NAME<TAB>harness"
+ * ("*" for HOME, which every harness reads). */
+static void list_variables(void)
+{
+        const char *const *vars = registry_env_vars();
+        for (size_t i = 0; vars[i]; i++) {
+                const char *owner = registry_env_owner(vars[i]);
+                printf("%s\t%s\n", vars[i], owner ? owner : "*");
+        }
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
-        enum { OPT_ONCE = 256, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET, OPT_VERSION };
+        enum { OPT_ONCE = 256, OPT_REBUILD, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET,
+               OPT_VERSION, OPT_LIST_VARS };
         static const struct option longopts[] = {
                 { "once", no_argument, NULL, OPT_ONCE },
+                { "rebuild-rollups", no_argument, NULL, OPT_REBUILD },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "log-target", required_argument, NULL, OPT_TARGET },
@@ -451,6 +386,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                 { "state-dir", required_argument, NULL, OPT_STATE },
                 { "socket", required_argument, NULL, OPT_SOCKET },
                 { "version", no_argument, NULL, OPT_VERSION },
+                { "list-variables", no_argument, NULL, OPT_LIST_VARS },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -458,6 +394,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) >= 0) {
                 switch (c) {
                 case OPT_ONCE: o->once = true; break;
+                case OPT_REBUILD: o->rebuild_rollups = true; break;
                 case 'v': o->level = LOG_DEBUG; break;
                 case 'q': o->level = LOG_WARNING; break;
                 case OPT_TARGET:
@@ -479,6 +416,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                 case OPT_STATE: o->state_dir = optarg; break;
                 case OPT_SOCKET: o->socket = optarg; break;
                 case OPT_VERSION: printf("agentmeterd %s\n", AM_VERSION); exit(0);
+                case OPT_LIST_VARS: list_variables(); exit(0);
                 case 'h': usage(stdout); exit(0);
                 default: usage(stderr); return 2;
                 }
@@ -497,8 +435,11 @@ static int run_once(struct daemon *d)
         int r = ingest_reconcile(d->ingest);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "scan failed");
-        while (ingest_run(d->ingest, UINT64_MAX) > 0)
-                ;
+        struct progress pg;
+        progress_start(&pg, STDERR_FILENO);
+        while (ingest_run(d->ingest, SLICE_BYTES) > 0)
+                progress_update(&pg, d->ingest);
+        progress_end(&pg);
         r = ledger_sync(d->ledger);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "ledger sync failed");
@@ -533,8 +474,8 @@ static int setup_live(struct daemon *d)
                 .on_event = on_watch_event, .on_lost = on_watch_lost,
                 .on_batch_done = on_watch_batch, .u = d,
         };
-        struct control_handlers ch = { .handle = handle, .stream = stream_answer, .u = d };
-        char rundir[PATH_MAX];
+        struct control_handlers ch = { .handle = commands_handle, .stream = commands_stream,
+                                       .u = &d->commands };
         sigset_t mask;
         int r;
 
@@ -555,23 +496,14 @@ static int setup_live(struct daemon *d)
         if (r < 0)
                 log_errno(LOG_WARNING, r, "cannot set up the watchdog, going on without");
 
-        snprintf(rundir, sizeof(rundir), "%s", d->socket_path);
-        char *slash = strrchr(rundir, '/');
-        if (slash && slash != rundir) {
-                *slash = 0;
-                r = paths_mkdir_p(rundir, 0700);
-                if (r < 0)
-                        return log_errno(LOG_ERR, r, "cannot create %s", rundir);
-                /* the socket's directory must be ours and private (the /tmp
-                 * fallback without XDG_RUNTIME_DIR could be pre-created) */
-                struct stat st;
-                if (lstat(rundir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-                    (st.st_mode & 0077) != 0) {
-                        log_error("%s is not a private directory of ours (mode 0700, owned by uid %u); "
-                                  "not listening there", rundir, (unsigned)getuid());
-                        return -EPERM;
-                }
+        r = paths_socket_dir_prepare(d->socket_path);
+        if (r == -EPERM) {
+                log_error("the directory of %s is not a private directory of ours (mode 0700, owned "
+                          "by uid %u); not listening there", d->socket_path, (unsigned)getuid());
+                return r;
         }
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot create the directory of %s", d->socket_path);
         r = control_new(d->event, d->socket_path, &ch, &d->control);
         if (r == -EADDRINUSE) {
                 log_error("another agentmeterd is already answering on %s; not starting a second one",
@@ -597,8 +529,24 @@ static int setup_live(struct daemon *d)
         if (r < 0)
                 return log_errno(LOG_ERR, r, "cannot add timers");
 
+        char budgets[PATH_MAX];
+        if (budget_conf_path(budgets, sizeof(budgets)) < 0 ||
+            budget_new(d->event, d->ledger, budgets, &d->budget) < 0)
+                log_warning("cannot set up budgets; going on without");
+        d->commands = (struct command_env){
+                .ledger = d->ledger, .ingest = d->ingest, .watch = d->watch,
+                .state_dir = d->state_dir, .socket_path = d->socket_path, .start_ms = d->start_ms,
+                .initial_scan_done = &d->initial_scan_done,
+                .warnings = (const char *const *)d->warnings, .rescan = rescan, .u = d,
+                .budget = d->budget, .prices = d->prices,
+        };
+        r = sd_event_add_defer(d->event, &d->reconcile_soon, on_reconcile_soon, d);
+        if (r < 0)
+                return log_errno(LOG_ERR, r, "cannot add the reconcile source");
+        sd_event_source_set_enabled(d->reconcile_soon, SD_EVENT_OFF);
+
         /* discovery and watches first, then READY; reading continues after */
-        watch_roots(d);
+        rearm_roots(d);
         r = ingest_reconcile(d->ingest);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "initial scan failed");
@@ -620,7 +568,7 @@ int main(int argc, char **argv)
         r = parse_options(argc, argv, &o);
         if (r)
                 return r;
-        if (o.once && o.target == LOG_TARGET_AUTO)
+        if ((o.once || o.rebuild_rollups) && o.target == LOG_TARGET_AUTO)
                 o.target = LOG_TARGET_CONSOLE;
         log_setup(o.target, o.level);
         d.reconcile_usec = (uint64_t)o.reconcile_sec * 1000000ULL;
@@ -648,6 +596,17 @@ int main(int argc, char **argv)
                           ledger_open_error() ? ledger_open_error() : "");
                 return 1;
         }
+        if (o.rebuild_rollups) {
+                r = ledger_rebuild_rollups(d.ledger);
+                if (r < 0)
+                        log_errno(LOG_ERR, r, "cannot rebuild the rollups: %s", ledger_error(d.ledger));
+                else
+                        r = ledger_sync(d.ledger);
+                if (r >= 0)
+                        printf("agentmeterd: rollups and session sums rebuilt from the rows of %s.\n",
+                               ledger_path(d.ledger));
+                goto out;
+        }
         (void)status_record_install_env(d.ledger);
         r = ingest_new(d.ledger, &registry_process_env, &hooks, &d.ingest);
         if (r < 0) {
@@ -657,6 +616,10 @@ int main(int argc, char **argv)
         r = ingest_discover(d.ingest);
         if (r < 0)
                 goto out;
+        if (prices_new(&d.prices) == 0) {
+                ingest_set_prices(d.ingest, prices_table(d.prices));
+                (void)prices_reprice_if_changed(d.prices, d.ledger);
+        }
 
         if (o.once) {
                 r = run_once(&d);
@@ -676,10 +639,13 @@ out:
                 sd_event_source_disable_unref(d.reconcile_timer);
                 sd_event_source_disable_unref(d.sync_timer);
                 sd_event_source_disable_unref(d.retry_timer);
+                sd_event_source_disable_unref(d.reconcile_soon);
         }
+        d.budget = budget_free(d.budget);
         d.control = control_free(d.control);
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);
+        d.prices = prices_free(d.prices);
         d.ledger = ledger_close(d.ledger);
         d.event = sd_event_unref(d.event);
         for (size_t i = 0; i < d.n_warnings; i++)

@@ -17,6 +17,8 @@
 
 #define MAX_ADAPTERS 8
 #define RETRY_MS 5000
+#define LEDGER_RETRY_MS 1000
+#define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
 
 struct ingest {
         struct ledger *ledger;
@@ -28,8 +30,11 @@ struct ingest {
         size_t nbuckets, n;
         struct source_rec *qhead, *qtail;
         int64_t retry_due_ms; /* earliest retry_at_ms of a source left out by ingest_run */
+        int ledger_error;     /* the last commit the ledger refused (0: writable) */
+        int64_t ledger_retry_ms; /* while refused: when to try again */
         struct tail_counters counters;
         int64_t last_commit_ms;
+        const struct price_table *prices;
 };
 
 static int64_t now_ms(void)
@@ -242,6 +247,7 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         struct source_rec *s = lookup(in, path);
         if (s) {
                 s->seen = true;
+                s->gone = false;
                 *ret = s;
                 return 0;
         }
@@ -321,7 +327,7 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
                         if (r < 0)
                                 return r;
                         relevant = 1;
-                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB)) {
+                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB || cls == CLASS_ZSTD_LINES)) {
                         int r = visit_source(in, root, path, cls);
                         if (r < 0)
                                 return r;
@@ -336,6 +342,15 @@ struct source_rec *ingest_find(struct ingest *in, const char *path)
         return lookup(in, path);
 }
 
+void ingest_verify_all(struct ingest *in)
+{
+        size_t iter;
+        for (struct source_rec *s = ingest_sources_first(in, &iter); s; s = ingest_sources_next(in, &iter)) {
+                s->verify = true;
+                enqueue(in, s);
+        }
+}
+
 int ingest_queue_path(struct ingest *in, const char *path)
 {
         struct source_rec *s = lookup(in, path);
@@ -343,6 +358,41 @@ int ingest_queue_path(struct ingest *in, const char *path)
                 return -ENOENT;
         enqueue(in, s);
         return 0;
+}
+
+/* The root path lies under (the first one, as for classify), or NULL. */
+static const struct root *root_of(const struct ingest *in, const char *path)
+{
+        for (size_t i = 0; i < in->roots.n; i++) {
+                const char *rp = in->roots.v[i].path;
+                size_t n = strlen(rp);
+                if (strncmp(rp, path, n) == 0 && (path[n] == '/' || (n == 1 && rp[0] == '/')))
+                        return &in->roots.v[i];
+        }
+        return NULL;
+}
+
+int ingest_path_changed(struct ingest *in, const char *path, bool content_changed)
+{
+        const struct root *root;
+        char other[PATH_MAX];
+
+        if (ingest_queue_path(in, path) == 0)
+                return 1;
+        root = root_of(in, path);
+        if (root && root->adapter->source_of) {
+                switch (root->adapter->source_of(path, content_changed, other, sizeof(other))) {
+                case SOURCE_NONE:
+                        return 0;
+                case SOURCE_OTHER:
+                        if (ingest_queue_path(in, other) == 0)
+                                return 1;
+                        return ingest_notice_path(in, other, false);
+                case SOURCE_SELF:
+                        break;
+                }
+        }
+        return ingest_notice_path(in, path, false);
 }
 
 bool ingest_pending(const struct ingest *in)
@@ -371,6 +421,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
                 .counters = &in->counters,
                 .on_rows = on_rows,
                 .u = in,
+                .prices = in->prices,
         };
         struct source_ctx ctx = {
                 .adapter = s->adapter,
@@ -383,12 +434,36 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         int r;
 
         t.limits.budget_bytes = budget;
+        t.verify_all = s->verify;
         s->retry_wanted = false;
         if (stat(s->path, &ctx.st) < 0) {
-                note_error(in, s, -errno);
+                int e = -errno;
+                note_error(in, s, e);
+                /* gone, and the latest scan did not find it either: drop it
+                 * from the table (its rows and checkpoint stay in the ledger) */
+                if (e == -ENOENT && !s->seen)
+                        s->gone = true;
                 return 0;
         }
-        r = s->kind == CLASS_DB ? tail_db(&t, &ctx, &out) : tail_file(&t, &ctx, &out);
+        r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
+            : s->kind == CLASS_ZSTD_LINES ? tail_zstd_file(&t, &ctx, &out)
+                                          : tail_file(&t, &ctx, &out);
+        if (t.ledger_error) {
+                /* the ledger, not the source: said once, as what it is; the
+                 * source stays queued and reading pauses until a commit can
+                 * succeed (retried every second) */
+                if (!in->ledger_error)
+                        log_full(LOG_ERR, NULL, ledger_path(in->ledger), t.ledger_error,
+                                 "the ledger cannot be written; reading paused, nothing is "
+                                 "lost: it resumes as soon as a commit succeeds");
+                in->ledger_error = t.ledger_error;
+                in->ledger_retry_ms = now_ms() + LEDGER_RETRY_MS;
+                return LEDGER_BLOCKED;
+        }
+        if (in->ledger_error) {
+                log_info("the ledger is writable again; reading resumed");
+                in->ledger_error = 0;
+        }
         if (r < 0) {
                 note_error(in, s, r);
                 s->retry_at_ms = now_ms() + RETRY_MS;
@@ -397,6 +472,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
         if (s->last_error)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
         s->last_error = 0;
+        s->verify = false;
         s->size = out.size;
         s->offset = out.offset;
         if (out.renamed)
@@ -425,6 +501,27 @@ static void prefetch(const struct source_rec *next)
                 (void)posix_fadvise(fd, (off_t)next->offset,
                                     (off_t)((uint64_t)st.st_size - next->offset), POSIX_FADV_WILLNEED);
         close(fd);
+}
+
+/* Frees the records of sources that are gone (see read_one), so the table
+ * shrinks with file churn. Only when nothing is queued: no queue link can
+ * point at a freed record. */
+static void sweep_gone(struct ingest *in)
+{
+        for (size_t b = 0; b < in->nbuckets; b++) {
+                struct source_rec **pp = &in->buckets[b];
+                while (*pp) {
+                        struct source_rec *s = *pp;
+                        if (s->gone && !s->queued) {
+                                *pp = s->hnext;
+                                in->n--;
+                                free(s->path);
+                                free(s);
+                                continue;
+                        }
+                        pp = &s->hnext;
+                }
+        }
 }
 
 /* A slice also ends after this many sources: a reconcile queues every known
@@ -463,6 +560,10 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1);
                 if (more)
                         enqueue(in, s);
+                if (more == LEDGER_BLOCKED) {
+                        s->retry_wanted = true;
+                        break;
+                }
                 if (in->counters.bytes_read - start >= budget_bytes ||
                     (++visited >= SLICE_SOURCES && budget_bytes != UINT64_MAX))
                         break;
@@ -471,12 +572,21 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
          * reconcile or event after their backoff) */
         for (struct source_rec *s = deferred; s; s = s->qnext)
                 s->queued = false;
+        if (!in->qhead)
+                sweep_gone(in);
         return in->qhead ? 1 : 0;
 }
 
 int64_t ingest_retry_due(const struct ingest *in)
 {
+        if (in->ledger_error && (!in->retry_due_ms || in->ledger_retry_ms < in->retry_due_ms))
+                return in->ledger_retry_ms;
         return in->retry_due_ms;
+}
+
+int ingest_ledger_error(const struct ingest *in)
+{
+        return in->ledger_error;
 }
 
 void ingest_queue_retries(struct ingest *in)
@@ -564,4 +674,9 @@ struct ledger *ingest_ledger(const struct ingest *in)
 int64_t ingest_last_commit_ms(const struct ingest *in)
 {
         return in->last_commit_ms;
+}
+
+void ingest_set_prices(struct ingest *in, const struct price_table *t)
+{
+        in->prices = t;
 }

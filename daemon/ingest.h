@@ -18,9 +18,11 @@ struct source_rec {
         bool queued;
         bool seen;              /* found by the latest scan */
         bool not_source;
+        bool gone;              /* deleted: dropped from the table at the next sweep */
         int last_error;         /* negative errno of the last attempt, 0 if fine */
         int64_t retry_at_ms;    /* don't try again before (errors) */
         bool retry_wanted;      /* queued during that backoff: read it when it ends */
+        bool verify;            /* next read checks every consumed byte (rescan) */
         uint64_t size, offset;  /* as of the last read */
         struct source_rec *hnext, *qnext;
 };
@@ -60,11 +62,20 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir);
 
 /* Queues a known source by path (-ENOENT when unknown). */
 int ingest_queue_path(struct ingest *in, const char *path);
+/* Queues every known source for a read that checks every byte already
+ * consumed against the checkpoint (an explicit rescan): a rewrite no cheap
+ * sign gave away is read again. */
+void ingest_verify_all(struct ingest *in);
 
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
  * used or, unless the budget is UINT64_MAX, 256 sources were visited (1:
  * call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
+/* A file changed (content_changed: written, created or moved in; else an
+ * attribute change or a close): queues the source it belongs to, which the
+ * root's adapter decides (adapter->source_of), noticing it first when it
+ * is new. 1 when a source was queued, 0 when the path is nobody's. */
+int ingest_path_changed(struct ingest *in, const char *path, bool content_changed);
 bool ingest_pending(const struct ingest *in);
 
 /* A source that failed is not read again for a while; when an event or a
@@ -72,6 +83,9 @@ bool ingest_pending(const struct ingest *in);
  * it is due: ingest_retry_due() (CLOCK_REALTIME ms, 0: none). Then
  * ingest_queue_retries() queues those sources again. */
 int64_t ingest_retry_due(const struct ingest *in);
+/* The negative errno of the last commit the ledger refused (a full disk),
+ * 0 when it is writable. */
+int ingest_ledger_error(const struct ingest *in);
 void ingest_queue_retries(struct ingest *in);
 
 /* The known source at path, or NULL. */
@@ -86,4 +100,7 @@ void ingest_adapter_stats(const struct ingest *in, const struct adapter *a,
                           struct adapter_stats *ret);
 const void *ingest_adapter_config(const struct ingest *in, const struct adapter *a);
 struct ledger *ingest_ledger(const struct ingest *in);
+/* The price table rows are priced with before each commit (NULL: none);
+ * the caller keeps it alive while set. */
+void ingest_set_prices(struct ingest *in, const struct price_table *t);
 int64_t ingest_last_commit_ms(const struct ingest *in);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
@@ -109,4 +110,35 @@ int log_full(int level, const char *adapter, const char *source, int err, const 
         }
         errno = saved;
         return err;
+}
+
+int log_fields(int level, const char *const *fields, const char *fmt, ...)
+{
+        char msg[2048], head[2100], prio[32];
+        struct iovec iov[20];
+        size_t n = 0;
+        int saved = errno;
+        va_list ap;
+
+        if (level > log_level)
+                return 0;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (log_target_active != LOG_TARGET_JOURNAL) {
+                const char *w = level_word(level);
+                fprintf(stderr, "agentmeterd: %s%s%s\n", w ? w : "", w ? ": " : "", msg);
+                errno = saved;
+                return 0;
+        }
+        snprintf(head, sizeof(head), "MESSAGE=%s", msg);
+        snprintf(prio, sizeof(prio), "PRIORITY=%d", level);
+        iov[n++] = (struct iovec){ head, strlen(head) };
+        iov[n++] = (struct iovec){ prio, strlen(prio) };
+        iov[n++] = (struct iovec){ (char *)"SYSLOG_IDENTIFIER=agentmeterd", 29 };
+        for (size_t i = 0; fields && fields[i] && n < sizeof(iov) / sizeof(iov[0]); i++)
+                iov[n++] = (struct iovec){ (char *)fields[i], strlen(fields[i]) };
+        sd_journal_sendv(iov, (int)n);
+        errno = saved;
+        return 0;
 }

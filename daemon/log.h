@@ -16,6 +16,11 @@ int log_uses_journal(void);
 int log_full(int level, const char *adapter, const char *source, int err, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));
 
+/* Logs one message with extra journald fields (NULL-terminated "KEY=value"
+ * strings, at most 16); the console shows the message alone. */
+int log_fields(int level, const char *const *fields, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
 #define log_error(...)   log_full(LOG_ERR, NULL, NULL, 0, __VA_ARGS__)
 #define log_warning(...) log_full(LOG_WARNING, NULL, NULL, 0, __VA_ARGS__)
 #define log_notice(...)  log_full(LOG_NOTICE, NULL, NULL, 0, __VA_ARGS__)

@@ -92,7 +92,8 @@ static int walk(const struct root *root, const char *dir, int depth, const struc
                         r = walk(root, path, cdepth, v);
                         if (r < 0)
                                 break;
-                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB) && v->on_source) {
+                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB || cls == CLASS_ZSTD_LINES) &&
+                           v->on_source) {
                         r = v->on_source(v->u, root, path, cls);
                         if (r < 0)
                                 break;

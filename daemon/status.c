@@ -11,8 +11,10 @@
 #include "control.h"
 #include "ingest.h"
 #include "ledger.h"
+#include "ratelimits.h"
 #include "registry.h"
 #include "row-bounds.h"
+#include "status-archives.h"
 #include "status.h"
 #include "timefmt.h"
 #include "watch.h"
@@ -61,10 +63,10 @@ int status_record_install_env(struct ledger *l)
                 return 0;
         rec = json_object_new_object();
         vo = json_object_new_object();
-        for (size_t i = 0; registry_env_vars[i]; i++) {
-                const char *v = getenv(registry_env_vars[i]);
-                if (v && status_var_from_install(registry_env_vars[i]))
-                        add(vo, registry_env_vars[i], json_object_new_string(v));
+        for (size_t i = 0; registry_env_vars()[i]; i++) {
+                const char *v = getenv(registry_env_vars()[i]);
+                if (v && status_var_from_install(registry_env_vars()[i]))
+                        add(vo, registry_env_vars()[i], json_object_new_string(v));
         }
         add(rec, "recorded_at", str_or_null(when));
         add(rec, "vars", vo);
@@ -87,6 +89,61 @@ static json_object *install_record(struct ledger *l)
         return o;
 }
 
+/* Spending a harness counted that no row could meter exactly (e.g. Claude
+ * Code calls seen only in its cost totals), from the sources' states. */
+struct unmetered {
+        uint64_t runs, tokens;
+        json_object *sessions; /* at most UNMETERED_SESSIONS_MAX, each once */
+};
+#define UNMETERED_SESSIONS_MAX 20
+
+static void unmetered_add(const struct adapter *a, const struct checkpoint *cp, struct unmetered *um)
+{
+        struct parse_state ps;
+        uint64_t runs = 0, tokens = 0;
+        size_t n;
+
+        if (parse_state_decode(cp->state, cp->state_len, &ps) < 0)
+                return;
+        a->unmetered(&ps, &runs, &tokens);
+        if (runs == 0)
+                return;
+        um->runs += runs;
+        um->tokens += tokens;
+        n = json_object_array_length(um->sessions);
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(json_object_get_string(json_object_array_get_idx(um->sessions, i)), ps.session) == 0)
+                        return;
+        if (n < UNMETERED_SESSIONS_MAX && ps.session[0])
+                json_object_array_add(um->sessions, json_object_new_string(ps.session));
+}
+
+struct limits_find {
+        const char *scope;
+        json_object *found;
+};
+
+static int limits_match(const char *scope, const struct rate_limits *rl, void *u)
+{
+        struct limits_find *lf = u;
+        char text[1024];
+
+        if (strcmp(scope, lf->scope) != 0 || limits_format(rl, text, sizeof(text)) < 0)
+                return 0;
+        lf->found = json_tokener_parse(text);
+        return 1;
+}
+
+/* The latest rate-limit windows seen under a root (Codex), or NULL. */
+static json_object *root_limits(struct ledger *l, const char *root_path)
+{
+        struct limits_find lf = { root_path, NULL };
+
+        if (l)
+                (void)ledger_foreach_limits(l, limits_match, &lf);
+        return lf.found;
+}
+
 static json_object *harness_json(const struct status_info *si, const struct adapter *a)
 {
         json_object *h = json_object_new_object(), *caps = json_object_new_object();
@@ -94,6 +151,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         const struct root_list *rl = ingest_roots(si->ingest);
         struct adapter_stats st;
         uint64_t bytes = 0, lines = 0, malformed = 0, oversized = 0, rows = 0;
+        struct unmetered um = { .sessions = json_object_new_array() };
         int64_t last = 0;
         size_t it;
 
@@ -118,6 +176,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 add(ro, "label", json_object_new_string(r->label));
                 add(ro, "detail", str_or_null(r->detail));
                 add(ro, "watched", json_object_new_boolean(si->watch && watch_has(si->watch, r->path)));
+                add(ro, "rate_limits", root_limits(ingest_ledger(si->ingest), r->path));
                 json_object_array_add(roots, ro);
         }
         add(h, "roots", roots);
@@ -127,6 +186,8 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 struct checkpoint cp;
                 if (s->adapter != a || ledger_get_checkpoint(ingest_ledger(si->ingest), s->path, &cp) < 0)
                         continue;
+                if (a->unmetered)
+                        unmetered_add(a, &cp, &um);
                 bytes += cp.bytes_read;
                 lines += cp.lines;
                 malformed += cp.malformed;
@@ -144,6 +205,17 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(h, "rows", json_object_new_int64((int64_t)rows));
         add(h, "errors", json_object_new_int64((int64_t)st.errors));
         add(h, "last_commit", time_or_null(last));
+        if (a->unmetered) {
+                json_object *uo = json_object_new_object();
+                add(uo, "runs", json_object_new_int64((int64_t)um.runs));
+                add(uo, "tokens", json_object_new_int64((int64_t)um.tokens));
+                add(uo, "sessions", um.sessions);
+                add(h, "unmetered", uo);
+        } else {
+                json_object_put(um.sessions);
+        }
+        if (strcmp(a->id, "openclaw") == 0) /* archives and cold storage, per agent */
+                add(h, "agents", status_openclaw_archives(si->ingest));
         return h;
 }
 
@@ -185,6 +257,8 @@ int status_build(const struct status_info *si, struct json_object **ret)
         add(lo, "sources", json_object_new_int64((int64_t)ls.sources));
         add(lo, "calls", json_object_new_int64((int64_t)ls.calls));
         add(lo, "rows_refused", refused_json(l));
+        int lerr = ingest_ledger_error(si->ingest);
+        add(lo, "write_error", lerr ? json_object_new_string(strerror(-lerr)) : NULL);
         add(o, "ledger", lo);
         ingest_progress(si->ingest, &done, &known);
         add(io, "bytes_done", json_object_new_int64((int64_t)done));
@@ -201,10 +275,10 @@ int status_build(const struct status_info *si, struct json_object **ret)
         add(o, "ingest", io);
         add(o, "last_commit", time_or_null(ingest_last_commit_ms(si->ingest)));
         add(o, "install_record", install_record(l));
-        for (size_t i = 0; registry_env_vars[i]; i++) {
-                const char *v = getenv(registry_env_vars[i]);
+        for (size_t i = 0; registry_env_vars()[i]; i++) {
+                const char *v = getenv(registry_env_vars()[i]);
                 if (v && *v)
-                        add(env, registry_env_vars[i], json_object_new_string(v));
+                        add(env, registry_env_vars()[i], json_object_new_string(v));
         }
         add(o, "env", env);
         for (size_t i = 0; registry_adapters[i]; i++)
@@ -224,7 +298,9 @@ static json_object *source_json(struct ingest *in, const struct source_rec *s)
         json_object *so = json_object_new_object();
         add(so, "path", json_object_new_string(s->path));
         add(so, "harness", json_object_new_string(s->adapter->id));
-        add(so, "kind", json_object_new_string(s->kind == CLASS_DB ? "db" : "lines"));
+        add(so, "kind", json_object_new_string(s->kind == CLASS_DB          ? "db"
+                                           : s->kind == CLASS_ZSTD_LINES ? "zstd-lines"
+                                                                         : "lines"));
         add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
         add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
         add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));

@@ -5,14 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "consumed.h"
 #include "lines.h"
 #include "tail.h"
+#include "zstream.h"
 
 #define HEAD_MAX   1024u
 #define MARKER_MAX 64u
@@ -22,6 +25,7 @@ struct reader {
         struct tail_ctx *t;
         const struct source_ctx *src;
         int fd;
+        struct zstream *z;      /* a compressed source: decoded-offset reads */
         struct stat st;
         struct checkpoint cp;
         struct parse_state ps;
@@ -38,7 +42,11 @@ struct reader {
         uint64_t read_since_commit;
         uint64_t lines_since, malformed_since, oversized_since;
         bool dirty;             /* something to commit even without rows */
+        bool at_end;            /* read_lines reached the end of the source */
 };
+
+
+_Static_assert(PS_ENCODED_MAX <= CHECKPOINT_STATE_MAX, "an encoded parse_state fits a checkpoint");
 
 static int64_t now_ms(void)
 {
@@ -70,13 +78,21 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *ret_n)
         return 0;
 }
 
-/* Fingerprint of the file's start: up to and including the first newline,
+/* Bytes of the source at off: of the file, or of its decoded stream. */
+static int src_pread(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n)
+{
+        if (rd->z)
+                return zstream_pread(rd->z, buf, n, off, ret_n);
+        return pread_full(rd->fd, buf, n, off, ret_n);
+}
+
+/* Fingerprint of the source's start: up to and including the first newline,
  * at most HEAD_MAX bytes. */
-static int head_compute(int fd, uint32_t *ret_len, uint64_t *ret_hash)
+static int head_compute(struct reader *rd, uint32_t *ret_len, uint64_t *ret_hash)
 {
         char b[HEAD_MAX];
         size_t n;
-        int r = pread_full(fd, b, sizeof(b), 0, &n);
+        int r = src_pread(rd, b, sizeof(b), 0, &n);
         if (r < 0)
                 return r;
         char *nl = memchr(b, '\n', n);
@@ -87,14 +103,14 @@ static int head_compute(int fd, uint32_t *ret_len, uint64_t *ret_hash)
         return 0;
 }
 
-/* 1 when the first len bytes hash to hash, 0 when not (or shorter). */
-static int bytes_match(int fd, uint64_t off, uint32_t len, uint64_t hash)
+/* 1 when the len bytes at off hash to hash, 0 when not (or shorter). */
+static int bytes_match(struct reader *rd, uint64_t off, uint32_t len, uint64_t hash)
 {
         char b[HEAD_MAX];
         size_t n;
         if (len == 0)
                 return 1;
-        if (len > sizeof(b) || pread_full(fd, b, len, off, &n) < 0 || n != len)
+        if (len > sizeof(b) || src_pread(rd, b, len, off, &n) < 0 || n != len)
                 return 0;
         return hash64(b, n) == hash;
 }
@@ -120,6 +136,8 @@ static void checkpoint_reset(struct checkpoint *cp, const struct stat *st)
         cp->marker_len = 0;
         cp->marker_hash = 0;
         cp->state_len = 0;
+        cp->consumed_known = 0;
+        cp->sum_len = cp->sum_hash = cp->tail_hash = 0;
         cp->dev = st->st_dev;
         cp->ino = st->st_ino;
         cp->resets++;
@@ -151,11 +169,14 @@ static int commit(struct reader *rd)
                 rd->outcomes_cap = rd->batch.n;
         }
         if (fstat(rd->fd, &rd->st) == 0) {
-                cp->size = (uint64_t)rd->st.st_size;
+                /* a compressed source's size is recorded once it has been
+                 * decoded to its end: "same size and mtime" then means
+                 * nothing left to read */
+                cp->size = rd->z && !rd->at_end ? 0 : (uint64_t)rd->st.st_size;
                 cp->mtime_ns = mtime_ns(&rd->st);
         }
         if (cp->head_len < HEAD_MAX) {
-                r = head_compute(rd->fd, &cp->head_len, &cp->head_hash);
+                r = head_compute(rd, &cp->head_len, &cp->head_hash);
                 if (r < 0)
                         return r;
         }
@@ -165,26 +186,42 @@ static int commit(struct reader *rd)
         if (r < 0)
                 return r;
         cp->state_len = (uint32_t)slen;
+        struct checkpoint saved_consumed = *cp;
+        if (rd->z) {
+                cp->consumed_known = 0; /* decoded bytes are not hashed */
+        } else if (cp->kind == SOURCE_LINES) {
+                r = consumed_extend(rd->fd, cp);
+                if (r < 0)
+                        return r;
+        }
         cp->bytes_read += rd->read_since_commit;
         cp->lines += rd->lines_since;
         cp->malformed += rd->malformed_since;
         cp->oversized += rd->oversized_since;
         cp->last_commit_ms = now_ms();
 
+        pricing_apply_batch(t->prices, &rd->batch);
         struct commit_batch b = {
                 .source_path = rd->src->path,
                 .cp = cp,
                 .rows = rd->batch.rows,
                 .n_rows = rd->batch.n,
                 .ret_outcomes = rd->outcomes,
+                .limits = rd->batch.limits,
+                .limits_scope = rd->src->root_path,
         };
         r = ledger_commit(t->ledger, &b, &res);
         if (r < 0) {
+                t->ledger_error = r;
                 /* nothing was written: undo the counters we folded in */
                 cp->bytes_read -= rd->read_since_commit;
                 cp->lines -= rd->lines_since;
                 cp->malformed -= rd->malformed_since;
                 cp->oversized -= rd->oversized_since;
+                cp->consumed_known = saved_consumed.consumed_known;
+                cp->sum_len = saved_consumed.sum_len;
+                cp->sum_hash = saved_consumed.sum_hash;
+                cp->tail_hash = saved_consumed.tail_hash;
                 return r;
         }
         cp->rows_added += res.added;
@@ -282,11 +319,13 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                         }
                 }
                 size_t k;
-                r = pread_full(rd->fd, rd->buf + rd->len, rd->cap - rd->len, rd->buf_off + rd->len, &k);
+                r = src_pread(rd, rd->buf + rd->len, rd->cap - rd->len, rd->buf_off + rd->len, &k);
                 if (r < 0)
                         return r;
-                if (k == 0)
+                if (k == 0) {
+                        rd->at_end = true;
                         break;
+                }
                 rd->len += k;
                 rd->read_since_commit += (uint64_t)k;
 
@@ -346,6 +385,7 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
 
 static void reader_free(struct reader *rd)
 {
+        rd->z = zstream_free(rd->z);
         if (rd->fd >= 0)
                 close(rd->fd);
         free(rd->buf);
@@ -384,7 +424,7 @@ static int adopt_renamed(struct reader *rd, struct tail_outcome *out)
                 return 0;
         if (stat(old, &ost) == 0 && ost.st_dev == rd->st.st_dev && ost.st_ino == rd->st.st_ino)
                 return 0; /* a hard link: both names stay; content keys dedup */
-        if (!bytes_match(rd->fd, 0, ocp.head_len, ocp.head_hash))
+        if (!bytes_match(rd, 0, ocp.head_len, ocp.head_hash))
                 return 0;
         r = ledger_move_checkpoint(rd->t->ledger, old, rd->src->path);
         if (r < 0)
@@ -415,21 +455,94 @@ static int open_source(const struct source_ctx *src, int *ret_fd, struct stat *r
         return 0;
 }
 
-int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
+/* x.zst and x name one transcript: Codex compresses an idle rollout x into
+ * x.zst (and deletes x), and a resume decompresses it back (and deletes
+ * x.zst). -EINVAL when the name has no sibling form. */
+static int sibling_path(const char *path, bool zstd, char *buf, size_t cap)
+{
+        size_t n = strlen(path);
+
+        if (zstd) {
+                if (n < 5 || strcmp(path + n - 4, ".zst") != 0 || n - 4 >= cap)
+                        return -EINVAL;
+                memcpy(buf, path, n - 4);
+                buf[n - 4] = 0;
+                return 0;
+        }
+        return snprintf(buf, cap, "%s.zst", path) < (int)cap ? 0 : -EINVAL;
+}
+
+/* A source without a usable checkpoint of its own takes its sibling's when
+ * its (decoded) content starts with what the sibling consumed: same head,
+ * same bytes before the sibling's offset. The sibling keeps its checkpoint
+ * (it may still be there, and wins while it is). */
+static int adopt_sibling(struct reader *rd, bool zstd, struct tail_outcome *out)
+{
+        char sib[PATH_MAX];
+        struct checkpoint scp;
+
+        if (sibling_path(rd->src->path, zstd, sib, sizeof(sib)) < 0 ||
+            ledger_get_checkpoint(rd->t->ledger, sib, &scp) < 0)
+                return 0;
+        if (scp.kind != SOURCE_LINES || scp.offset == 0 || scp.offset < scp.marker_len ||
+            (!zstd && (uint64_t)rd->st.st_size < scp.offset))
+                return 0;
+        if (!bytes_match(rd, 0, scp.head_len, scp.head_hash) ||
+            !bytes_match(rd, scp.offset - scp.marker_len, scp.marker_len, scp.marker_hash))
+                return 0;
+        rd->cp = scp;
+        rd->cp.dev = rd->st.st_dev;
+        rd->cp.ino = rd->st.st_ino;
+        /* the sibling keeps what it counted; this one starts its own tally */
+        rd->cp.bytes_read = rd->cp.lines = rd->cp.malformed = rd->cp.oversized = 0;
+        rd->cp.rows_added = 0;
+        out->renamed = 1;
+        row_set_str(out->renamed_from, sizeof(out->renamed_from), sib, strlen(sib));
+        if (rd->t->counters)
+                rd->t->counters->renames++;
+        return 1;
+}
+
+/* A compressed source whose plain sibling exists is not read: the plain one
+ * is the transcript (being compressed, or resumed). */
+static bool plain_sibling_exists(const char *path)
+{
+        char sib[PATH_MAX];
+        struct stat st;
+
+        return sibling_path(path, true, sib, sizeof(sib)) == 0 && stat(sib, &st) == 0 &&
+               S_ISREG(st.st_mode);
+}
+
+static int tail_lines(struct tail_ctx *t, const struct source_ctx *src, bool zstd,
+                      struct tail_outcome *ret_outcome)
 {
         struct reader rd = { .t = t, .src = src, .fd = -1 };
         struct tail_outcome out = {0};
         uint64_t budget = t->limits.budget_bytes;
-        bool reset = false;
+        bool reset = false, have_cp;
         int r;
 
+        if (zstd && plain_sibling_exists(src->path)) {
+                if (ret_outcome)
+                        *ret_outcome = out;
+                return TAIL_DONE;
+        }
         r = open_source(src, &rd.fd, &rd.st);
         if (r < 0)
                 return r;
+        if (zstd) {
+                r = zstream_new(rd.fd, &rd.z);
+                if (r < 0)
+                        goto finish;
+        }
 
         r = ledger_get_checkpoint(t->ledger, src->path, &rd.cp);
+        have_cp = r == 0;
         if (r == -ENOENT) {
                 r = adopt_renamed(&rd, &out);
+                if (r == 0)
+                        r = adopt_sibling(&rd, zstd, &out);
                 if (r < 0)
                         goto finish;
                 if (r == 0) {
@@ -440,19 +553,51 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
                 goto finish;
         }
 
+        /* a compressed file is not appended to: unchanged size and mtime
+         * mean nothing new, without decoding it */
+        if (zstd && have_cp && rd.cp.dev == (uint64_t)rd.st.st_dev &&
+            rd.cp.ino == (uint64_t)rd.st.st_ino && rd.cp.size == (uint64_t)rd.st.st_size &&
+            rd.cp.mtime_ns == mtime_ns(&rd.st)) {
+                r = TAIL_DONE;
+                goto finish;
+        }
+
         /* identity: same inode, not shorter than what we consumed, same
-         * first line, same bytes before the offset */
+         * first line, same bytes before the offset (all in decoded bytes
+         * for a compressed source, whose file size says nothing) */
         if (rd.cp.dev != (uint64_t)rd.st.st_dev || rd.cp.ino != (uint64_t)rd.st.st_ino ||
-            (uint64_t)rd.st.st_size < rd.cp.offset ||
-            !bytes_match(rd.fd, 0, rd.cp.head_len, rd.cp.head_hash) ||
+            (!zstd && (uint64_t)rd.st.st_size < rd.cp.offset) ||
+            !bytes_match(&rd, 0, rd.cp.head_len, rd.cp.head_hash) ||
             (rd.cp.marker_len &&
-             !bytes_match(rd.fd, rd.cp.offset - rd.cp.marker_len, rd.cp.marker_len,
+             !bytes_match(&rd, rd.cp.offset - rd.cp.marker_len, rd.cp.marker_len,
                           rd.cp.marker_hash))) {
-                checkpoint_reset(&rd.cp, &rd.st);
-                reset = true;
+                r = have_cp ? adopt_sibling(&rd, zstd, &out) : 0;
+                if (r < 0)
+                        goto finish;
+                if (r == 0) {
+                        checkpoint_reset(&rd.cp, &rd.st);
+                        reset = true;
+                        if (t->counters)
+                                t->counters->resets++;
+                }
                 rd.dirty = true;
-                if (t->counters)
-                        t->counters->resets++;
+        } else if (rd.cp.offset && !zstd) {
+                /* Same inode, first line and marker. Growth checks the part
+                 * after the last whole block (constant cost); the same size
+                 * with a new mtime cannot be an append, so it, and a rescan,
+                 * check every consumed byte. */
+                bool full = t->verify_all || ((uint64_t)rd.st.st_size == rd.cp.offset &&
+                                              mtime_ns(&rd.st) != rd.cp.mtime_ns);
+                r = consumed_verify(rd.fd, &rd.cp, !full);
+                if (r < 0)
+                        goto finish;
+                if (r == 0) {
+                        checkpoint_reset(&rd.cp, &rd.st);
+                        reset = true;
+                        rd.dirty = true;
+                        if (t->counters)
+                                t->counters->resets++;
+                }
         }
         if (rd.cp.state_len) {
                 r = parse_state_decode(rd.cp.state, rd.cp.state_len, &rd.ps);
@@ -468,7 +613,7 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
         rd.committed_off = rd.cp.offset;
         if (rd.cp.marker_len) {
                 size_t n;
-                r = pread_full(rd.fd, rd.win, rd.cp.marker_len, rd.cp.offset - rd.cp.marker_len, &n);
+                r = src_pread(&rd, rd.win, rd.cp.marker_len, rd.cp.offset - rd.cp.marker_len, &n);
                 if (r < 0)
                         goto finish;
                 rd.win_len = n;
@@ -480,7 +625,7 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
                         r = commit(&rd) < 0 ? r : TAIL_NOT_SOURCE;
                 goto finish;
         }
-        if ((uint64_t)rd.st.st_size == rd.cp.offset && !rd.dirty && !out.renamed) {
+        if (!zstd && (uint64_t)rd.st.st_size == rd.cp.offset && !rd.dirty && !out.renamed) {
                 /* nothing new; record a changed mtime only */
                 if (mtime_ns(&rd.st) != rd.cp.mtime_ns)
                         r = commit(&rd);
@@ -491,6 +636,11 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
         }
 
         r = read_lines(&rd, &budget);
+        if (r == -EBADMSG && zstd) {
+                /* a corrupt or cut stream: what decoded before it counts */
+                (void)commit(&rd);
+                goto finish;
+        }
         if (r < 0)
                 goto finish;
         {
@@ -500,6 +650,16 @@ int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outc
         }
 finish:
         return reader_finish(&rd, &out, ret_outcome, r);
+}
+
+int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
+{
+        return tail_lines(t, src, false, ret_outcome);
+}
+
+int tail_zstd_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
+{
+        return tail_lines(t, src, true, ret_outcome);
 }
 
 int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)

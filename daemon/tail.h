@@ -4,11 +4,14 @@
  * `agentmeterd --once` and the live daemon. Logs nothing: it counts. */
 #pragma once
 
+#include <stdbool.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "adapter.h"
 #include "ledger.h"
+#include "pricing.h"
 
 struct tail_limits {
         size_t max_line;        /* longer lines are skipped to their newline */
@@ -34,6 +37,11 @@ struct tail_ctx {
         struct tail_counters *counters; /* optional */
         tail_rows_fn on_rows;           /* optional */
         void *u;
+        bool verify_all;                /* check every consumed byte, not only the
+                                         * cheap signs (an explicit rescan) */
+        int ledger_error;               /* set: the ledger refused a commit (full disk,
+                                         * map), the source itself is fine */
+        const struct price_table *prices; /* optional: prices rows before each commit */
 };
 
 /* Results (besides negative errno, which means "could not read it now":
@@ -53,4 +61,11 @@ struct tail_outcome {
 };
 
 int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
+/* A zstd-compressed line source (CLASS_ZSTD_LINES), read like tail_file in
+ * its decoded bytes: offsets, head and marker are of the decoded stream.
+ * Not read while its plain sibling (the name without .zst) exists; either
+ * one without a checkpoint takes the other's when its content begins with
+ * what that one consumed, so compressing and resuming read nothing twice.
+ * A corrupt stream: -EBADMSG (retried when the file changes). */
+int tail_zstd_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
 int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);

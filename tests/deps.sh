@@ -2,7 +2,8 @@
 # Installs the Debian packages agentmeterd builds and tests with, when missing.
 # Silent when everything is there; needs root (or sudo) otherwise.
 pkgs="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev lmdb-utils libzstd-dev \
-libxxhash-dev libsqlite3-dev sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus time"
+libxxhash-dev libsqlite3-dev sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus time \
+libncurses-dev tmux python3-dbus python3-gi"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -3,6 +3,7 @@
 #  1. cold `agentmeterd --once` over ~1,000 pi files / ~200 MB: MB/s, peak RSS
 #  2. append-to-visible latency p50/p99 over 1,000 appends (live daemon)
 #  3. an idle daemon tracking 1,000 files for 60 s: CPU time and RSS
+#  4. `agentmeterctl reprice` walking the whole ledger
 # Usage: tests/bench/run.sh BUILD_DIR [--quick]
 set -eu
 B=${1:-build}; shift || true
@@ -66,3 +67,8 @@ t1=$(awk '{print $14+$15}' /proc/$DP/stat)
 rss=$(awk '/VmRSS/{print $2}' /proc/$DP/status)
 hz=$(getconf CLK_TCK)
 python3 -c "print('   CPU time %.3f s over $IDLE s; RSS %.1f MB' % (($t1-$t0)/$hz, $rss/1024))"
+echo "== agentmeterctl reprice over the whole ledger (vendor rows: walked, none changed):"
+r0=$(date +%s%N)
+"${ENV[@]}" "$B/agentmeterctl" reprice | sed 's/^/   /'
+r1=$(date +%s%N)
+python3 -c "print('   %.3f s' % (($r1 - $r0) / 1e9))"

@@ -8,7 +8,7 @@ ledger against numbers computed here, independently of the C code.
   gen_pi.py append FILE --calls K [--seed S]          K more calls (no header)
 Realistic shape: user and tool-result lines of 1-50 KB between assistant lines.
 """
-import argparse, json, os, random, sys, uuid
+import argparse, json, os, random, sys, time, uuid
 
 BASE_MS = 1796000000000  # late 2026
 
@@ -80,6 +80,20 @@ def write_calls(f, rng, k, tot, start_ms, fill_kb=(1, 50), seq0=0):
     return ts
 
 
+class SplitWriter:
+    """Writes each line in two pieces, flushed apart, as a harness that is
+    killed or slow mid-write leaves it (for live and crash tests)."""
+
+    def __init__(self, f, rng, pause):
+        self.f, self.rng, self.pause = f, rng, pause
+
+    def write(self, s):
+        k = self.rng.randint(1, max(1, len(s) - 1))
+        self.f.write(s[:k]); self.f.flush()
+        time.sleep(self.pause)
+        self.f.write(s[k:]); self.f.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["corpus", "session", "append"])
@@ -90,6 +104,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/home/u/proj")
     ap.add_argument("--small", action="store_true", help="small filler lines (fast tests)")
+    ap.add_argument("--split", type=float, default=None, metavar="SECONDS",
+                    help="append: write each line in two flushed pieces, SECONDS apart")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     tot = Totals()
@@ -117,7 +133,8 @@ def main():
             write_calls(f, rng, a.calls, tot, BASE_MS + a.seed * 1000, fill, seq0=a.seed * 1000000)
     else:
         with open(a.path, "a") as f:
-            write_calls(f, rng, a.calls, tot, BASE_MS + a.seed * 7919000, fill, seq0=a.seed * 1000000)
+            w = SplitWriter(f, random.Random(a.seed + 1), a.split) if a.split is not None else f
+            write_calls(w, rng, a.calls, tot, BASE_MS + a.seed * 7919000, fill, seq0=a.seed * 1000000)
     json.dump(tot.t, sys.stdout)
     sys.stdout.write("\n")
 

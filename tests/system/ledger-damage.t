@@ -36,8 +36,15 @@ restore() { cp "$T/good.mdb" "$L"; rm -f "$L-lock"; }
 truncate -s 8192 "$L";                      refused "truncate -s 8192" "truncated"
 restore; truncate -s $(( pages / 2 * 4096 )) "$L"; refused "cut to half its pages" "truncated"
 restore; truncate -s 100001 "$L";           refused "cut inside a page" "whole number"
-restore; head -c 4096 /dev/urandom | dd of="$L" bs=4096 seek=3 conv=notrunc status=none
-                                            refused "random bytes over page 3" "is damaged"
+# the main database's root page, from the newest meta page (LMDB 64-bit layout)
+root=$(python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read(8192)
+metas = [struct.unpack_from("<QQ", d, off + 16 + 120) for off in (0, 4096)]  # last_pg, txnid
+cur = 0 if metas[0][1] >= metas[1][1] else 4096
+print(struct.unpack_from("<Q", d, cur + 16 + 24 + 48 + 40)[0])' "$L")
+restore; head -c 4096 /dev/urandom | dd of="$L" bs=4096 seek="$root" conv=notrunc status=none
+                                            refused "random bytes over the root page ($root)" "is damaged"
 restore; printf 'XXXX' | dd of="$L" bs=1 seek=16 conv=notrunc status=none
                                             refused "meta page magic overwritten" "not LMDB"
 restore; : > "$L";                          refused "truncated to 0" "empty"

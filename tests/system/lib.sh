@@ -43,9 +43,8 @@ new_env() {
 	export HOME=$T/home XDG_STATE_HOME=$T/state XDG_RUNTIME_DIR=$T/run XDG_CONFIG_HOME=$T/config
 	mkdir -p "$HOME" "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME"
 	chmod 700 "$XDG_RUNTIME_DIR"
-	unset PI_CODING_AGENT_DIR PI_CODING_AGENT_SESSION_DIR OPENCLAW_STATE_DIR OPENCLAW_HOME \
-		OPENCLAW_PROFILE OPENCLAW_CONFIG_PATH OPENCLAW_AGENT_DIR PICOCLAW_HOME PICOCLAW_CONFIG \
-		PICOCLAW_AGENTS_DEFAULTS_WORKSPACE STATE_DIRECTORY RUNTIME_DIRECTORY \
+	# every discovery variable the adapters declare (but HOME), as the daemon lists them
+	unset $("$D" --list-variables 2>/dev/null | cut -f1 | grep -vx HOME) STATE_DIRECTORY RUNTIME_DIRECTORY \
 		AGENTMETER_INSTALL_VARS AGENTMETER_INSTALL_TIME JOURNAL_STREAM NOTIFY_SOCKET WATCHDOG_USEC
 	export AGENTMETER_LOG_CONSOLE=1
 	trap 'cleanup_env' EXIT
@@ -59,15 +58,18 @@ cleanup_env() {
 # permission checks mean something (root reads everything). The checkout may
 # sit under a directory that user cannot enter (/root/src, mktemp -d), so the
 # binaries under test are copied into the test's own world-readable $T/bin
-# first; anything else the user must read is copied into $T by the test.
+# and the helpers of tests/lib into $T/testlib ($TLIB) first; anything else
+# the user must read is copied into $T by the test.
 RUN=()
+TLIB=$AM_SRCDIR/tests/lib # the test helpers (gen_pi.py...); a readable copy for the test user
 use_test_user() {
 	[ "$(id -u)" -eq 0 ] || return 0
 	id amtestsys >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys
 	local u; u=$(id -u amtestsys)
-	install -d -m 0755 "$T/bin"
+	install -d -m 0755 "$T/bin" "$T/testlib"
 	install -m 0755 "$D" "$C" "$T/bin/"
-	D=$T/bin/agentmeterd C=$T/bin/agentmeterctl
+	install -m 0644 "$AM_SRCDIR"/tests/lib/*.py "$T/testlib/"
+	D=$T/bin/agentmeterd C=$T/bin/agentmeterctl TLIB=$T/testlib
 	chown -R "$u:$u" "$T"
 	RUN=(setpriv --reuid="$u" --regid="$u" --clear-groups env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" XDG_CONFIG_HOME="$XDG_CONFIG_HOME")
 	AS_USER=amtestsys

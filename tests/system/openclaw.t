@@ -13,6 +13,11 @@ done
 new_env
 OC=$FIX/openclaw
 EXP=$OC/expected.json
+# expected.json sums the vendor costs; the fixture's one vendor 0 with
+# tokens (gpt-5.1) would be priced by our table (tests/system/prices.t
+# checks that): price it at 0 here so the totals stay the vendor ones
+mkdir -p "$XDG_CONFIG_HOME/agentmeterd"
+echo 'price gpt-5.1 in=0 out=0 cache_read=0' > "$XDG_CONFIG_HOME/agentmeterd/prices.conf"
 NAV='{"version":1,"report":{"kind":"canonical"},"navigation":{},"reset":{},"model":{},"modelBytes":0,"modelWithoutCheckpointBytes":0,"withoutCustomDataBytes":0}'
 
 # the totals a case of expected.json gives, as totals_line prints them

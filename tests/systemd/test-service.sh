@@ -303,6 +303,25 @@ dcheck "the inserted row shows in report --harness openclaw within 15 s" \
 dcheck "still active (running), no restarts" \
 	"[ \"\$(prop SubState)\" = running ] && [ \"\$(prop NRestarts)\" = 0 ]"
 
+# ---- budgets: one structured journald warning per level crossed
+AS mkdir -p "$H/.config/agentmeterd" "$H/.pi/agent/sessions/--work-budget-test--"
+AS sh -c "printf 'daily 1000 tokens project=/work/budget-test name=sysd\n' > '$H/.config/agentmeterd/budgets.conf'"
+dcheck "reload picks up budgets.conf" \
+	"AS systemctl --user reload agentmeterd && poll 10 'AS \"$CTL\" status --json | jq -e \".budgets.rules[0].name == \\\"sysd\\\"\"'"
+BS=$H/.pi/agent/sessions/--work-budget-test--/budget.jsonl
+AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" header "$BS" --cwd /work/budget-test
+AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" call "$BS" --cost 0.01 --tokens 900
+bj() { journalctl AGENTMETER_BUDGET=sysd -o json --no-pager 2>/dev/null | jq -s -c "$1"; }
+dcheck "80%: one journal entry with AGENTMETER_BUDGET, _LEVEL, _AMOUNT, _LIMIT" \
+	"poll 10 '[ \"\$(bj length)\" = 1 ]'; bj 'map([.AGENTMETER_BUDGET_LEVEL, .AGENTMETER_BUDGET_AMOUNT, .AGENTMETER_BUDGET_LIMIT, .AGENTMETER_BUDGET_UNIT, .PRIORITY])';
+	 [ \"\$(bj 'map([.AGENTMETER_BUDGET_LEVEL, .AGENTMETER_BUDGET_AMOUNT, .AGENTMETER_BUDGET_LIMIT, .AGENTMETER_BUDGET_UNIT, .PRIORITY])')\" = '[[\"80\",\"900\",\"1000\",\"tokens\",\"4\"]]' ]"
+AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" call "$BS" --cost 0.01 --tokens 200
+dcheck "100%: exactly one more entry" \
+	"poll 10 '[ \"\$(bj length)\" = 2 ]'; sleep 1; bj 'map(.AGENTMETER_BUDGET_LEVEL)'; [ \"\$(bj 'map(.AGENTMETER_BUDGET_LEVEL)')\" = '[\"80\",\"100\"]' ]"
+AS systemctl --user restart agentmeterd
+dcheck "after a restart in the same period nothing fires again" \
+	"poll 10 '[ \"\$(prop SubState)\" = running ]' && sleep 1 && [ \"\$(bj length)\" = 2 ]"
+
 rm -rf "$RUNUNITS/agentmeterd.service.d"
 out=$(AS "$CTL" uninstall 2>&1); rc=$?
 check "uninstall after the second cycle exits 0 and leaves no unit behind" \

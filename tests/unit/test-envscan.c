@@ -123,8 +123,8 @@ static bool literal_arg(const char *p, char *out, size_t cap)
 
 static void note_literal(struct finding *f, const char *name)
 {
-        for (size_t i = 0; registry_env_vars[i]; i++)
-                if (strcmp(registry_env_vars[i], name) == 0 && i < 64)
+        for (size_t i = 0; registry_env_vars()[i]; i++)
+                if (strcmp(registry_env_vars()[i], name) == 0 && i < 64)
                         f->saw[i] = true;
         f->literals++;
 }
@@ -175,7 +175,7 @@ static void scan_text(const char *file, const char *text, struct finding *f, boo
                                 if (!registry_env_known(name)) {
                                         f->problems++;
                                         if (!quiet)
-                                                printf("# %s: %s(\"%s\") is not in registry_env_vars\n", file,
+                                                printf("# %s: %s(\"%s\") is not in registry_env_vars()\n", file,
                                                        fns[k], name);
                                 }
                                 note_literal(f, name);
@@ -267,8 +267,8 @@ int main(void)
                 const struct adapter *ad = registry_adapters[a];
                 for (size_t i = 0; ad->env && ad->env[i]; i++) {
                         ok(registry_env_known(ad->env[i]), "%s declares %s: in the table", ad->id, ad->env[i]);
-                        for (size_t k = 0; registry_env_vars[k]; k++)
-                                if (strcmp(registry_env_vars[k], ad->env[i]) == 0)
+                        for (size_t k = 0; registry_env_vars()[k]; k++)
+                                if (strcmp(registry_env_vars()[k], ad->env[i]) == 0)
                                         ok(f.saw[k], "%s: %s is read somewhere", ad->id, ad->env[i]);
                 }
         }

@@ -95,7 +95,7 @@ static void test_dropin_registry(void)
         const char *const env[] = { "HOME", "/home/u", "OPENCLAW_STATE_DIR", "/srv/oc-state",
                                     "PICOCLAW_HOME", "/srv/pico", "PI_CODING_AGENT_SESSION_DIR",
                                     "/srv/pi-flat", NULL };
-        struct install_config c = { .vars = registry_env_vars, .get = kv_get,
+        struct install_config c = { .vars = registry_env_vars(), .get = kv_get,
                                     .userdata = (void *)env, .now_s = 1796009291 };
         char *text = NULL;
         unsigned n = 0;

@@ -132,6 +132,25 @@ static void test_classify(void)
                 { "state/openclaw.sqlite", 2, 0, CLASS_IGNORE },
                 { "agent/openclaw-agent.sqlite", 2, 0, CLASS_DB },
                 { "openclaw-agent.sqlite", 1, 0, CLASS_DB },
+                /* SQLite-era archives: compressed, read whole (CLASS_DB) */
+                { "agents/main/sessions/abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 4, 0, CLASS_DB },
+                { "agents/main/sessions/abc.jsonl.reset.2026-11-02T10-00-00.000Z.g7.zst", 4, 0, CLASS_DB },
+                { "sessions/abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 2, 0, CLASS_DB },
+                { "abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 1, 0, CLASS_DB },
+                { "agents/main/sessions/abc.jsonl.zst", 4, 0, CLASS_IGNORE },
+                { "agents/main/sessions/.abc.jsonl.deleted.x.zst", 4, 0, CLASS_IGNORE },
+                { "agents/main/sessions/abc.trajectory.jsonl.deleted.x.zst.tmp", 4, 0, CLASS_IGNORE },
+                { "agents/main/sessions/cold", 4, 1, CLASS_DESCEND },
+                { "agents/main/agent/cold", 4, 1, CLASS_IGNORE },
+                { "sessions/cold", 2, 1, CLASS_DESCEND },
+                { "cold", 1, 1, CLASS_DESCEND },
+                { "agents/main/sessions/cold/0123abcd.jsonl.zst", 5, 0, CLASS_DB },
+                { "sessions/cold/0123abcd.jsonl.zst", 3, 0, CLASS_DB },
+                { "cold/0123abcd.jsonl.zst", 2, 0, CLASS_DB },
+                { "agents/main/sessions/cold/0123abcd.jsonl", 5, 0, CLASS_IGNORE },
+                { "agents/main/sessions/cold/.jsonl.zst", 5, 0, CLASS_IGNORE },
+                { "agents/main/sessions/cold/0123abcd.jsonl.zst.tmp", 5, 0, CLASS_IGNORE },
+                { "agents/main/agent/cold/0123abcd.jsonl.zst", 5, 0, CLASS_IGNORE },
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
                 const char *name = strrchr(t[i].rel, '/');
@@ -176,15 +195,15 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", tmp);
         discover(&f, &l);
         is_int(l.n, 1, "HOME only: one root");
-        check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 3, "HOME only");
+        check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 4, "HOME only");
         root_list_free(&l);
 
         /* legacy ~/.clawdbot alone is the state dir */
         mkdir_p(pj(p, tmp, ".clawdbot/agents/main/sessions"));
         discover(&f, &l);
         is_int(l.n, 2, "legacy only: state + its agent");
-        check_root(&l, pj(p, tmp, ".clawdbot"), "state", ROOT_DEFAULT, NULL, 3, "legacy");
-        check_root(&l, pj(p, tmp, ".clawdbot/agents/main"), "agent main", ROOT_DEFAULT, NULL, 1, "legacy agent");
+        check_root(&l, pj(p, tmp, ".clawdbot"), "state", ROOT_DEFAULT, NULL, 4, "legacy");
+        check_root(&l, pj(p, tmp, ".clawdbot/agents/main"), "agent main", ROOT_DEFAULT, NULL, 2, "legacy agent");
         root_list_free(&l);
 
         /* ~/.openclaw wins; legacy still listed; every profile with its agents */
@@ -195,15 +214,15 @@ static void test_discovery(void)
         mkdir_p(pj(p, tmp, ".openclaw-bad name"));
         write_file(pj(p, tmp, ".openclaw-file"), "not a dir");
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 3, "default");
-        check_root(&l, pj(p, tmp, ".openclaw/agents/main"), "agent main", ROOT_DEFAULT, NULL, 1, "agent main");
-        check_root(&l, pj(p, tmp, ".openclaw/agents/ops"), "agent ops", ROOT_DEFAULT, NULL, 1, "agent ops");
-        check_root(&l, pj(p, tmp, ".clawdbot"), "legacy .clawdbot", ROOT_DEFAULT, NULL, 3, "legacy kept");
-        check_root(&l, pj(p, tmp, ".openclaw-dev"), "profile dev", ROOT_PROFILE, NULL, 3, "profile dev");
+        check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 4, "default");
+        check_root(&l, pj(p, tmp, ".openclaw/agents/main"), "agent main", ROOT_DEFAULT, NULL, 2, "agent main");
+        check_root(&l, pj(p, tmp, ".openclaw/agents/ops"), "agent ops", ROOT_DEFAULT, NULL, 2, "agent ops");
+        check_root(&l, pj(p, tmp, ".clawdbot"), "legacy .clawdbot", ROOT_DEFAULT, NULL, 4, "legacy kept");
+        check_root(&l, pj(p, tmp, ".openclaw-dev"), "profile dev", ROOT_PROFILE, NULL, 4, "profile dev");
         is_str(find_root(&l, p) ? find_root(&l, p)->detail : "", "dev", "  detail: the profile name");
-        check_root(&l, pj(p, tmp, ".openclaw-dev/agents/main"), "profile dev: agent main", ROOT_PROFILE, NULL, 1,
+        check_root(&l, pj(p, tmp, ".openclaw-dev/agents/main"), "profile dev: agent main", ROOT_PROFILE, NULL, 2,
                    "profile agent");
-        check_root(&l, pj(p, tmp, ".openclaw-Work_2"), "profile Work_2", ROOT_PROFILE, NULL, 3, "profile Work_2");
+        check_root(&l, pj(p, tmp, ".openclaw-Work_2"), "profile Work_2", ROOT_PROFILE, NULL, 4, "profile Work_2");
         ok(!find_root(&l, pj(p, tmp, ".openclaw-bad name")), "invalid profile name skipped");
         ok(!find_root(&l, pj(p, tmp, ".openclaw-file")), "a file is no profile");
         is_int(l.n, 8, "eight roots");
@@ -212,9 +231,9 @@ static void test_discovery(void)
         /* OPENCLAW_STATE_DIR moves the state dir; the default stays listed */
         fenv_set(&f, "OPENCLAW_STATE_DIR", "~/moved/");
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, "moved"), "state", ROOT_ENV, "OPENCLAW_STATE_DIR", 3, "STATE_DIR (~)");
+        check_root(&l, pj(p, tmp, "moved"), "state", ROOT_ENV, "OPENCLAW_STATE_DIR", 4, "STATE_DIR (~)");
         ok(l.n > 0 && strcmp(l.v[0].path, p) == 0, "the state dir is listed first");
-        check_root(&l, pj(p, tmp, ".openclaw"), "default", ROOT_DEFAULT, NULL, 3, "default kept");
+        check_root(&l, pj(p, tmp, ".openclaw"), "default", ROOT_DEFAULT, NULL, 4, "default kept");
         root_list_free(&l);
 
         /* OPENCLAW_STATE_DIR naming a profile dir: one root, the env one */
@@ -222,8 +241,8 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", tmp);
         fenv_set(&f, "OPENCLAW_STATE_DIR", pj(q, tmp, ".openclaw-dev"));
         discover(&f, &l);
-        check_root(&l, q, "state", ROOT_ENV, "OPENCLAW_STATE_DIR", 3, "STATE_DIR = profile dir");
-        check_root(&l, pj(p, tmp, ".openclaw-dev/agents/main"), "agent main", ROOT_ENV, "OPENCLAW_STATE_DIR", 1,
+        check_root(&l, q, "state", ROOT_ENV, "OPENCLAW_STATE_DIR", 4, "STATE_DIR = profile dir");
+        check_root(&l, pj(p, tmp, ".openclaw-dev/agents/main"), "agent main", ROOT_ENV, "OPENCLAW_STATE_DIR", 2,
                    "its agent");
         size_t dup = 0;
         for (size_t i = 0; i < l.n; i++)
@@ -238,7 +257,7 @@ static void test_discovery(void)
         fenv_set(&f, "OPENCLAW_HOME", "  ");
         fenv_set(&f, "OPENCLAW_PROFILE", "null");
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 3, "undefined = unset");
+        check_root(&l, pj(p, tmp, ".openclaw"), "state", ROOT_DEFAULT, NULL, 4, "undefined = unset");
         root_list_free(&l);
 
         /* OPENCLAW_HOME replaces HOME for everything */
@@ -248,9 +267,9 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", tmp);
         fenv_set(&f, "OPENCLAW_HOME", "~/oh");
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, "oh/.openclaw"), "state", ROOT_ENV, "OPENCLAW_HOME", 3, "OPENCLAW_HOME");
-        check_root(&l, pj(p, tmp, "oh/.openclaw/agents/a1"), "agent a1", ROOT_ENV, "OPENCLAW_HOME", 1, "its agent");
-        check_root(&l, pj(p, tmp, "oh/.openclaw-x"), "profile x", ROOT_PROFILE, NULL, 3, "its profile");
+        check_root(&l, pj(p, tmp, "oh/.openclaw"), "state", ROOT_ENV, "OPENCLAW_HOME", 4, "OPENCLAW_HOME");
+        check_root(&l, pj(p, tmp, "oh/.openclaw/agents/a1"), "agent a1", ROOT_ENV, "OPENCLAW_HOME", 2, "its agent");
+        check_root(&l, pj(p, tmp, "oh/.openclaw-x"), "profile x", ROOT_PROFILE, NULL, 4, "its profile");
         ok(!find_root(&l, pj(p, tmp, ".openclaw")), "HOME's dirs not used");
         root_list_free(&l);
 
@@ -259,7 +278,7 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", tmp);
         fenv_set(&f, "OPENCLAW_PROFILE", "night");
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, ".openclaw-night"), "profile night", ROOT_ENV, "OPENCLAW_PROFILE", 3,
+        check_root(&l, pj(p, tmp, ".openclaw-night"), "profile night", ROOT_ENV, "OPENCLAW_PROFILE", 4,
                    "OPENCLAW_PROFILE");
         root_list_free(&l);
         f.v[1] = "default";
@@ -276,9 +295,9 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", tmp);
         fenv_set(&f, "OPENCLAW_CONFIG_PATH", cfg);
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, "stores/main"), "session store main", ROOT_CONFIG, NULL, 0, "store {agentId} main");
+        check_root(&l, pj(p, tmp, "stores/main"), "session store main", ROOT_CONFIG, NULL, 1, "store {agentId} main");
         is_str(find_root(&l, p) ? find_root(&l, p)->detail : "", cfg, "  detail: the config path");
-        check_root(&l, pj(p, tmp, "stores/ops"), "session store ops", ROOT_CONFIG, NULL, 0, "store {agentId} ops");
+        check_root(&l, pj(p, tmp, "stores/ops"), "session store ops", ROOT_CONFIG, NULL, 1, "store {agentId} ops");
         check_root(&l, pj(p, tmp, "stores/session-sqlite-import-archive"), "session import archive", ROOT_CONFIG,
                    NULL, 0, "its import archive");
         root_list_free(&l);
@@ -293,7 +312,7 @@ static void test_discovery(void)
         root_list_free(&l);
         write_file(cfg, "{\"session\":{\"store\":\"rel/s.json\"}}");
         discover(&f, &l);
-        check_root(&l, pj(p, tmp, "cfg/rel"), "session store", ROOT_CONFIG, NULL, 0, "relative store");
+        check_root(&l, pj(p, tmp, "cfg/rel"), "session store", ROOT_CONFIG, NULL, 1, "relative store");
         root_list_free(&l);
 
         /* broken configs: ignored, never a crash */
@@ -317,8 +336,8 @@ static void test_discovery(void)
         f = (struct fenv){ 0 };
         fenv_set(&f, "HOME", tmp);
         discover(&f, &l);
-        check_root(&l, "/srv/oc/main", "session store main", ROOT_CONFIG, NULL, 0, "state's openclaw.json");
-        check_root(&l, "/srv/oc/ops", "session store ops", ROOT_CONFIG, NULL, 0, "state's openclaw.json, ops");
+        check_root(&l, "/srv/oc/main", "session store main", ROOT_CONFIG, NULL, 1, "state's openclaw.json");
+        check_root(&l, "/srv/oc/ops", "session store ops", ROOT_CONFIG, NULL, 1, "state's openclaw.json, ops");
         root_list_free(&l);
         unlink(pj(p, tmp, ".openclaw/openclaw.json"));
 

@@ -56,7 +56,10 @@ static void test_discovery(void)
         fenv_set(&f, "HOME", "/home/u");
         fenv_set(&f, "PI_AGENT_DIR", "/elsewhere");
         struct discover_env env = { fenv_get, &f };
-        ok(discover_env_get(&env, "PI_AGENT_DIR") == NULL, "discover_env_get refuses PI_AGENT_DIR");
+        setenv("PI_AGENT_DIR", "/elsewhere", 1);
+        ok(discover_env_get(&registry_process_env, "PI_AGENT_DIR") == NULL,
+           "the process environment refuses PI_AGENT_DIR (declared by no adapter)");
+        unsetenv("PI_AGENT_DIR");
         discover(&f, &l);
         ok(l.n == 1 && strcmp(l.v[0].path, "/home/u/.pi/agent/sessions") == 0,
            "PI_AGENT_DIR ignored");
@@ -820,17 +823,24 @@ static void test_misc_api(void)
         is_str(root_reason_name(ROOT_CONFIG), "config", "reason config");
         is_str(root_reason_name(ROOT_PROFILE), "profile", "reason profile");
 
-        /* registry table */
+        /* registry table: HOME plus every adapter's own list, each name once */
         size_t nv = 0;
-        for (; registry_env_vars[nv]; nv++)
+        for (; registry_env_vars()[nv]; nv++)
                 ;
-        is_int(nv, 11, "11 discovery variables");
+        is_str(registry_env_vars()[0], "HOME", "HOME comes first");
         bool sync = true;
-        for (size_t i = 0; i <= nv; i++)
-                if (i == nv ? registry_env_table[i].name != NULL
-                            : !registry_env_table[i].name || strcmp(registry_env_table[i].name, registry_env_vars[i]) != 0)
-                        sync = false;
-        ok(sync, "registry_env_table matches registry_env_vars");
+        size_t declared = 1;
+        for (size_t a = 0; registry_adapters[a]; a++)
+                for (size_t k = 0; registry_adapters[a]->env && registry_adapters[a]->env[k]; k++) {
+                        const char *v = registry_adapters[a]->env[k];
+                        size_t hits = 0;
+                        for (size_t i = 0; i < nv; i++)
+                                hits += strcmp(registry_env_vars()[i], v) == 0;
+                        sync = sync && hits == 1 && registry_env_owner(v) != NULL;
+                        declared++;
+                }
+        ok(sync, "every adapter's variable is in the table exactly once, with an owner");
+        ok(nv <= declared && nv >= 11, "the table holds only declared variables (%zu)", nv);
         ok(registry_env_owner("HOME") == NULL, "HOME belongs to every adapter");
         is_str(registry_env_owner("PI_CODING_AGENT_SESSION_DIR"), "pi", "owner pi");
         is_str(registry_env_owner("OPENCLAW_PROFILE"), "openclaw", "owner openclaw");
@@ -838,7 +848,8 @@ static void test_misc_api(void)
         static const char *want[] = { "HOME", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR",
                                       "OPENCLAW_STATE_DIR", "OPENCLAW_HOME", "OPENCLAW_PROFILE",
                                       "OPENCLAW_CONFIG_PATH", "OPENCLAW_AGENT_DIR", "PICOCLAW_HOME",
-                                      "PICOCLAW_CONFIG", "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE" };
+                                      "PICOCLAW_CONFIG", "PICOCLAW_AGENTS_DEFAULTS_WORKSPACE",
+                                      "CLAUDE_CONFIG_DIR" };
         bool all = true;
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
                 all = all && registry_env_known(want[i]);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "binio.h"
 #include "row.h"
 #include "tap.h"
 
@@ -125,6 +126,50 @@ static void fill_row(struct usage_row *r)
         ROW_SET(r->model, "claude-x");
         ROW_SET(r->model_alias, "fast");
         ROW_SET(r->calls[0].name, "bash");
+        r->cache_write_1h = 3;
+        ROW_SET(r->tier, "priority");
+        ROW_SET(r->price_source, "table-2026-11-30");
+}
+
+/* A v1 value written field by field as the release before v2 wrote it. */
+static size_t v1_value(uint8_t *buf, size_t cap)
+{
+        struct bw w = {.p = buf, .cap = cap};
+        const char *strs[] = {"pi", "s1", "/p", "anthropic", "claude-sonnet-4-5", ""};
+
+        bw_u8(&w, 1);
+        bw_u32(&w, ROW_F_TOKENS_KNOWN);
+        bw_u8(&w, ROW_KIND_MESSAGE);
+        bw_u8(&w, COST_VENDOR);
+        bw_u64(&w, 1700000000000ull);
+        for (uint64_t f = 10; f <= 60; f += 10) /* input .. total */
+                bw_u64(&w, f);
+        bw_u64(&w, 1234);   /* cost_nano */
+        bw_u64(&w, 99);     /* source_hash */
+        bw_u32(&w, 2);      /* n_calls */
+        for (size_t i = 0; i < 6; i++)
+                bw_str(&w, strs[i], 256);
+        return w.overflow ? 0 : w.len;
+}
+
+static void test_v1_decode(void)
+{
+        static struct usage_row b;
+        uint8_t buf[512], out[ROW_ENCODED_MAX];
+        size_t len = v1_value(buf, sizeof(buf)), olen;
+
+        memset(&b, 0x55, sizeof(b));
+        is_int(row_decode(buf, len, &b), 0, "a v1 value decodes");
+        ok(b.input == 10 && b.output == 20 && b.cache_read == 30 && b.cache_write == 40 &&
+           b.reasoning == 50 && b.total == 60, "v1 token fields unchanged");
+        ok(b.cost_nano == 1234 && b.cost_source == COST_VENDOR && b.n_calls == 2,
+           "v1 cost and calls unchanged");
+        is_str(b.model, "claude-sonnet-4-5", "v1 model unchanged");
+        ok(b.cache_write_1h == 0 && b.tier[0] == 0 && b.price_source[0] == 0,
+           "v1 value: the v2 fields are zero and empty");
+        is_int(row_decode(buf, len - 1, &b), -EBADMSG, "a truncated v1 value is rejected");
+        is_int(row_encode(&b, out, sizeof(out), &olen), 0, "re-encoding a v1 row writes v2");
+        ok(out[0] == 2 && olen == len + 8 + 2 + 2, "v2 is v1 plus cache_write_1h and two strings");
 }
 
 static void test_encode(void)
@@ -156,6 +201,9 @@ static void test_encode(void)
         is_str(b.provider, "anthropic", "provider");
         is_str(b.model, "claude-x", "model");
         is_str(b.model_alias, "fast", "model alias");
+        ok(b.cache_write_1h == 3, "cache_write_1h round trips");
+        is_str(b.tier, "priority", "tier round trips");
+        is_str(b.price_source, "table-2026-11-30", "price source round trips");
 
         /* every strict prefix is rejected */
         int bad = 0;
@@ -179,6 +227,8 @@ static void test_encode(void)
         memset(a.model_alias, 'a', sizeof(a.model_alias) - 1);
         memset(a.provider, 'v', sizeof(a.provider) - 1);
         memset(a.tool, 't', sizeof(a.tool) - 1);
+        memset(a.tier, 'r', sizeof(a.tier) - 1);
+        memset(a.price_source, 'q', sizeof(a.price_source) - 1);
         r = row_encode(&a, buf, sizeof(buf), &len);
         ok(r == 0 && len <= ROW_ENCODED_MAX, "maximal row fits ROW_ENCODED_MAX (%zu)", len);
         r = row_decode(buf, len, &b);
@@ -193,6 +243,7 @@ static void test_names(void)
         is_str(row_kind_name(ROW_KIND_TOOL_RESULT), "tool_result", "kind tool_result");
         is_str(row_kind_name(ROW_KIND_USAGE_ENTRY), "usage_entry", "kind usage_entry");
         is_str(row_kind_name(ROW_KIND_TURN), "turn", "kind turn");
+        is_str(row_kind_name(ROW_KIND_RESPONSE), "response", "kind response");
         is_str(cost_source_name(COST_NONE), "none", "cost none");
         is_str(cost_source_name(COST_VENDOR), "vendor-reported", "cost vendor");
         is_str(cost_source_name(COST_COMPUTED), "computed", "cost computed");
@@ -229,6 +280,7 @@ int main(void)
         test_call_key();
         test_set_str();
         test_encode();
+        test_v1_decode();
         test_names();
         test_batch();
         return tap_done();

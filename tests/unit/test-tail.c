@@ -14,6 +14,9 @@
 
 #include "ledger.h"
 #include "registry.h"
+
+extern const struct adapter adapter_pi;
+extern const struct adapter adapter_openclaw;
 #include "tail.h"
 #include "tap.h"
 

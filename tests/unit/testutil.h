@@ -22,6 +22,14 @@
 #include "row.h"
 #include "tap.h"
 
+/* The adapters the tests name directly (the product reaches them through
+ * the registry's list). */
+extern const struct adapter adapter_pi;
+extern const struct adapter adapter_openclaw;
+extern const struct adapter adapter_picoclaw;
+extern const struct adapter adapter_claude;
+extern const struct adapter adapter_codex;
+
 /* ---- paths --------------------------------------------------------------------- */
 
 /* snprintf that must fit (the tests' paths are short): a cut one exits 99 */

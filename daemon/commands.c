@@ -1,0 +1,102 @@
+/* The control commands (see commands.h): one function per command, and the
+ * dispatcher that picks one by name. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "budget.h"
+#include "prices.h"
+#include "commands.h"
+#include "proto.h"
+#include "report.h"
+#include "status.h"
+
+static int cmd_status(const struct command_env *e, json_object **ret_result)
+{
+        struct status_info si = {
+                .state_dir = e->state_dir,
+                .socket_path = e->socket_path,
+                .start_ms = e->start_ms,
+                .initial_scan_done = *e->initial_scan_done,
+                .ingest = e->ingest,
+                .watch = e->watch,
+                .warnings = e->warnings,
+        };
+        int r = status_build(&si, ret_result);
+        if (r >= 0)
+                json_object_object_add(*ret_result, "budgets", budget_status_json(e->budget));
+        if (r >= 0)
+                json_object_object_add(*ret_result, "prices", prices_status_json(e->prices, e->ledger));
+        return r;
+}
+
+static int cmd_version(json_object **ret_result)
+{
+        json_object *o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        json_object_object_add(o, "version", json_object_new_string(AM_VERSION));
+        json_object_object_add(o, "protocol", json_object_new_int(PROTO_VERSION));
+        json_object_object_add(o, "schema", json_object_new_int(LEDGER_SCHEMA_VERSION));
+        *ret_result = o;
+        return 0;
+}
+
+static int cmd_rescan(const struct command_env *e, json_object **ret_result)
+{
+        json_object *o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        /* discovery again too: new agents, profiles, changed configs */
+        e->rescan(e->u);
+        json_object_object_add(o, "queued", json_object_new_boolean(1));
+        *ret_result = o;
+        return 0;
+}
+
+static int cmd_report(const struct command_env *e, json_object *req, json_object **ret_result,
+                      const char **ret_code, const char **ret_error)
+{
+        struct report_query q;
+        int r = report_query_from_json(req, &q, ret_error);
+        if (r >= 0)
+                r = report_run(e->ledger, &q, ret_result, ret_error);
+        if (r < 0)
+                *ret_code = r == -EINVAL ? "bad-request" : "internal";
+        return r;
+}
+
+int commands_handle(void *u, const char *cmd, json_object *req, json_object **ret_result,
+                    const char **ret_code, const char **ret_error)
+{
+        const struct command_env *e = u;
+
+        if (strcmp(cmd, "status") == 0)
+                return cmd_status(e, ret_result);
+        if (strcmp(cmd, "sources") == 0)
+                return sources_build(e->ingest, ret_result);
+        if (strcmp(cmd, "version") == 0)
+                return cmd_version(ret_result);
+        if (strcmp(cmd, "rescan") == 0)
+                return cmd_rescan(e, ret_result);
+        if (strcmp(cmd, "report") == 0)
+                return cmd_report(e, req, ret_result, ret_code, ret_error);
+        if (strcmp(cmd, "reprice") == 0)
+                return prices_reprice_command(e->prices, e->ledger, ret_result, ret_code, ret_error);
+        *ret_code = "unknown-command";
+        *ret_error = "unknown command (try: status, sources, report, rescan, reprice, tail, version)";
+        return -EINVAL;
+}
+
+int commands_stream(void *u, const char *cmd, struct json_object *req,
+                    struct control_stream *ret_stream)
+{
+        struct command_env *e = u;
+        int r;
+
+        (void)req;
+        if (strcmp(cmd, "sources") != 0)
+                return 0;
+        r = sources_stream_new(e->ingest, ret_stream);
+        return r < 0 ? r : 1;
+}

@@ -1,0 +1,100 @@
+/* The consumed-bytes hash chain of a line source (see consumed.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "consumed.h"
+
+static int read_exact(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+        size_t got = 0;
+        while (got < n) {
+                ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return 0; /* shorter than expected: not the same bytes */
+                got += (size_t)k;
+        }
+        return 1;
+}
+
+/* The chain over the whole blocks [from, to) continuing from hash h. */
+static int chain(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t h, uint64_t *ret_h)
+{
+        for (uint64_t off = from; off + CONSUMED_BLOCK <= to; off += CONSUMED_BLOCK) {
+                int r = read_exact(fd, buf, CONSUMED_BLOCK, off);
+                if (r <= 0)
+                        return r;
+                h = XXH3_64bits_withSeed(buf, CONSUMED_BLOCK, h);
+        }
+        *ret_h = h;
+        return 1;
+}
+
+static int tail_hash(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t *ret_h)
+{
+        size_t n = (size_t)(to - from);
+        int r = n ? read_exact(fd, buf, n, from) : 1;
+        if (r <= 0)
+                return r;
+        *ret_h = XXH3_64bits_withSeed(buf, n, from);
+        return 1;
+}
+
+int consumed_extend(int fd, struct checkpoint *cp)
+{
+        uint64_t whole = cp->offset - cp->offset % CONSUMED_BLOCK, h = cp->sum_hash, th;
+        uint8_t *buf;
+        int r;
+
+        if (!cp->consumed_known || cp->sum_len > cp->offset) { /* none yet, or went back */
+                cp->sum_len = 0;
+                h = 0;
+        }
+        buf = malloc(CONSUMED_BLOCK);
+        if (!buf)
+                return -ENOMEM;
+        r = chain(fd, buf, cp->sum_len, whole, h, &h);
+        if (r > 0)
+                r = tail_hash(fd, buf, whole, cp->offset, &th);
+        free(buf);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EAGAIN; /* the file shrank under us: the next read resets */
+        cp->sum_len = whole;
+        cp->sum_hash = h;
+        cp->tail_hash = th;
+        cp->consumed_known = 1;
+        return 0;
+}
+
+int consumed_verify(int fd, const struct checkpoint *cp, bool only_tail)
+{
+        uint64_t h = 0, th;
+        uint8_t *buf;
+        int r = 1;
+
+        if (!cp->consumed_known || cp->sum_len > cp->offset)
+                return 1;
+        buf = malloc(CONSUMED_BLOCK);
+        if (!buf)
+                return -ENOMEM;
+        if (!only_tail) {
+                r = chain(fd, buf, 0, cp->sum_len, 0, &h);
+                if (r > 0 && h != cp->sum_hash)
+                        r = 0;
+        }
+        if (r > 0)
+                r = tail_hash(fd, buf, cp->sum_len, cp->offset, &th);
+        if (r > 0 && th != cp->tail_hash)
+                r = 0;
+        free(buf);
+        return r;
+}
