@@ -309,13 +309,16 @@ AS sh -c "printf 'daily 1000 tokens project=/work/budget-test name=sysd\n' > '$H
 dcheck "reload picks up budgets.conf" \
 	"AS systemctl --user reload agentmeterd && poll 10 'AS \"$CTL\" status --json | jq -e \".budgets.rules[0].name == \\\"sysd\\\"\"'"
 BS=$H/.pi/agent/sessions/--work-budget-test--/budget.jsonl
-AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" header "$BS" --cwd /work/budget-test
-AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" call "$BS" --cost 0.01 --tokens 900
+# the checkout may be under a directory the test user cannot enter: the
+# helper runs from a copy in the world-readable $WORK
+install -d -m 0755 "$WORK/testlib" && install -m 0644 "$AM_SRCDIR/tests/lib/pi_call.py" "$WORK/testlib/"
+AS /usr/bin/python3 "$WORK/testlib/pi_call.py" header "$BS" --cwd /work/budget-test
+AS /usr/bin/python3 "$WORK/testlib/pi_call.py" call "$BS" --cost 0.01 --tokens 900
 bj() { journalctl AGENTMETER_BUDGET=sysd -o json --no-pager 2>/dev/null | jq -s -c "$1"; }
 dcheck "80%: one journal entry with AGENTMETER_BUDGET, _LEVEL, _AMOUNT, _LIMIT" \
 	"poll 10 '[ \"\$(bj length)\" = 1 ]'; bj 'map([.AGENTMETER_BUDGET_LEVEL, .AGENTMETER_BUDGET_AMOUNT, .AGENTMETER_BUDGET_LIMIT, .AGENTMETER_BUDGET_UNIT, .PRIORITY])';
 	 [ \"\$(bj 'map([.AGENTMETER_BUDGET_LEVEL, .AGENTMETER_BUDGET_AMOUNT, .AGENTMETER_BUDGET_LIMIT, .AGENTMETER_BUDGET_UNIT, .PRIORITY])')\" = '[[\"80\",\"900\",\"1000\",\"tokens\",\"4\"]]' ]"
-AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" call "$BS" --cost 0.01 --tokens 200
+AS /usr/bin/python3 "$WORK/testlib/pi_call.py" call "$BS" --cost 0.01 --tokens 200
 dcheck "100%: exactly one more entry" \
 	"poll 10 '[ \"\$(bj length)\" = 2 ]'; sleep 1; bj 'map(.AGENTMETER_BUDGET_LEVEL)'; [ \"\$(bj 'map(.AGENTMETER_BUDGET_LEVEL)')\" = '[\"80\",\"100\"]' ]"
 AS systemctl --user restart agentmeterd
