@@ -524,17 +524,11 @@ static void sweep_gone(struct ingest *in)
         }
 }
 
-/* A slice also ends after this many sources: a reconcile queues every known
- * file, and unchanged ones read no bytes, so a byte budget alone would
- * re-check 100,000 files in one slice and starve the loop (and watchdog). */
-#define SLICE_SOURCES 256
-
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
         uint64_t start = in->counters.bytes_read;
         int64_t now = now_ms();
         struct source_rec *deferred = NULL, *dtail = NULL;
-        unsigned visited = 0;
 
         while (in->qhead) {
                 struct source_rec *s = in->qhead;
@@ -564,8 +558,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                         s->retry_wanted = true;
                         break;
                 }
-                if (in->counters.bytes_read - start >= budget_bytes ||
-                    (++visited >= SLICE_SOURCES && budget_bytes != UINT64_MAX))
+                if (in->counters.bytes_read - start >= budget_bytes)
                         break;
         }
         /* deferred sources wait for ingest_queue_retries (or the next

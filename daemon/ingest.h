@@ -68,8 +68,7 @@ int ingest_queue_path(struct ingest *in, const char *path);
 void ingest_verify_all(struct ingest *in);
 
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
- * used or, unless the budget is UINT64_MAX, 256 sources were visited (1:
- * call again). */
+ * used (1: call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
 /* A file changed (content_changed: written, created or moved in; else an
  * attribute change or a close): queues the source it belongs to, which the
