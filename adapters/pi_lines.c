@@ -217,14 +217,17 @@ struct pi_usage {
         uint8_t cost_source;
 };
 
-/* A token count: a non-negative number, else 0. */
+/* A token count: a non-negative number; absent 0. A negative or too large
+ * one (beyond int64) reads as UINT64_MAX, which row_check_bounds refuses. */
 static uint64_t tokens(const struct jscan_num *n, bool *ret_present)
 {
         int64_t v;
         bool ok = jscan_num_i64(n, &v);
         if (ret_present)
-                *ret_present = ok;
-        return ok && v > 0 ? (uint64_t)v : 0;
+                *ret_present = ok || n->present;
+        if (!ok)
+                return n->present && !isnan(n->d) ? UINT64_MAX : 0;
+        return v >= 0 ? (uint64_t)v : UINT64_MAX;
 }
 
 /* false when there is no usage object, or it is all zero (a failed call). */
@@ -249,8 +252,8 @@ static bool usage_get(const struct usage_f *f, struct pi_usage *ret)
         /* cost.total is the harness's USD figure; 0 means "no price known" */
         if (f->cost_total.present) {
                 double c = f->cost_total.d;
-                if (isfinite(c) && c != 0 && fabs(c) < 9.0e12) {
-                        x.cost_nano = llround(c * 1e9);
+                if (!isnan(c) && c != 0) { /* out of int64 nano: row_check_bounds refuses it */
+                        x.cost_nano = fabs(c) < 9.0e9 ? llround(c * 1e9) : c > 0 ? INT64_MAX : INT64_MIN;
                         x.cost_source = COST_VENDOR;
                 }
         }

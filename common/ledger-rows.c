@@ -1,12 +1,14 @@
 /* The row half of the ledger: commit (insert-if-absent or monotone upsert,
  * with calls; the sums follow in ledger-sums.c) and reading rows back. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "binio.h"
 #include "ledger-internal.h"
+#include "row-bounds.h"
 
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
@@ -169,18 +171,76 @@ struct commit_ctx {
         struct commit_result res;
 };
 
+/* meta keys of the refusal counters, by enum row_refusal ([0]: the total) */
+static const char *const refused_keys[ROW_REFUSAL_KINDS] = {
+        "refused_total", "refused_tokens", "refused_cost", "refused_time",
+};
+
+static uint64_t meta_u64(struct ledger *l, MDB_txn *txn, const char *name)
+{
+        MDB_val k = {.mv_size = strlen(name), .mv_data = (void *)name}, v;
+        char buf[32];
+
+        if (mdb_get(txn, l->dbi[DB_META], &k, &v) != 0 || v.mv_size == 0 || v.mv_size >= sizeof(buf))
+                return 0;
+        memcpy(buf, v.mv_data, v.mv_size);
+        buf[v.mv_size] = 0;
+        return strtoull(buf, NULL, 10);
+}
+
+static int meta_add(struct ledger *l, MDB_txn *txn, const char *name, uint64_t delta)
+{
+        char buf[32];
+        uint64_t cur = meta_u64(l, txn, name);
+        int n = snprintf(buf, sizeof(buf), "%" PRIu64, cur > UINT64_MAX - delta ? UINT64_MAX : cur + delta);
+        MDB_val k = {.mv_size = strlen(name), .mv_data = (void *)name};
+        MDB_val v = {.mv_size = (size_t)n, .mv_data = buf};
+        return ledger_fail(l, mdb_put(txn, l->dbi[DB_META], &k, &v, 0));
+}
+
+int ledger_get_refused(struct ledger *l, struct ledger_refused *ret_refused)
+{
+        struct ledger_refused out;
+        MDB_txn *txn;
+        int r = ledger_read_begin(l, &txn);
+
+        if (r < 0)
+                return r;
+        for (int i = 0; i < ROW_REFUSAL_KINDS; i++)
+                out.n[i] = meta_u64(l, txn, refused_keys[i]);
+        mdb_txn_abort(txn);
+        *ret_refused = out;
+        return 0;
+}
+
 static int commit_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
         struct commit_ctx *c = u;
         const struct commit_batch *b = c->b;
+        uint64_t refused[ROW_REFUSAL_KINDS] = {0};
 
         memset(&c->res, 0, sizeof(c->res));
         for (size_t i = 0; i < b->n_rows; i++) {
-                int r = commit_row(l, txn, &b->rows[i], &c->res);
+                enum row_refusal why = row_check_bounds(&b->rows[i]);
+                int r;
+
+                if (why != ROW_IN_BOUNDS) {
+                        refused[0]++;
+                        refused[why]++;
+                        c->res.refused++;
+                        r = ROW_REFUSED;
+                } else {
+                        r = commit_row(l, txn, &b->rows[i], &c->res);
+                }
                 if (r < 0)
                         return r;
                 if (b->ret_outcomes)
                         b->ret_outcomes[i] = (uint8_t)r;
+        }
+        for (int i = 0; refused[0] && i < ROW_REFUSAL_KINDS; i++) {
+                int r = refused[i] ? meta_add(l, txn, refused_keys[i], refused[i]) : 0;
+                if (r < 0)
+                        return r;
         }
         if (b->limits && b->limits_scope) {
                 int r = ledger_limits_put(l, txn, b->limits_scope, b->limits);

@@ -14,48 +14,68 @@
 #define SUMS_VERSION_MIN 1
 #define SUMS_VERSION 2
 
+/* Sums saturate and then stay saturated (a sum of rows within row-bounds.h
+ * needs millions of maximal rows to get there): adding never wraps a total
+ * to a small or negative number, and taking a row out of a saturated sum
+ * leaves it saturated rather than pretending to know it. */
+static uint64_t sat_u(uint64_t a, uint64_t b, int sign)
+{
+        if (a == UINT64_MAX)
+                return a;
+        if (sign > 0)
+                return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+        return b > a ? 0 : a - b;
+}
+
+static int64_t sat_i(int64_t a, int64_t b, int sign)
+{
+        int64_t out;
+
+        if (a == INT64_MAX || a == INT64_MIN)
+                return a;
+        if (!(sign > 0 ? __builtin_add_overflow(a, b, &out) : __builtin_sub_overflow(a, b, &out)))
+                return out;
+        return (sign > 0) == (b > 0) ? INT64_MAX : INT64_MIN;
+}
+
 void usage_sums_add_row(struct usage_sums *s, const struct usage_row *r, int sign)
 {
-        /* unsigned arithmetic: k * x is x or -x modulo 2^64, no UB */
-        uint64_t k = sign < 0 ? UINT64_MAX : 1;
-
         if (sign == 0)
                 return;
-        s->events += k;
+        s->events = sat_u(s->events, 1, sign);
         if (r->flags & ROW_F_TOKENS_KNOWN) {
-                s->input += k * r->input;
-                s->output += k * r->output;
-                s->cache_read += k * r->cache_read;
-                s->cache_write += k * r->cache_write;
-                s->cache_write_1h += k * r->cache_write_1h;
-                s->reasoning += k * r->reasoning;
-                s->total += k * r->total;
-                s->token_events += k;
+                s->input = sat_u(s->input, r->input, sign);
+                s->output = sat_u(s->output, r->output, sign);
+                s->cache_read = sat_u(s->cache_read, r->cache_read, sign);
+                s->cache_write = sat_u(s->cache_write, r->cache_write, sign);
+                s->cache_write_1h = sat_u(s->cache_write_1h, r->cache_write_1h, sign);
+                s->reasoning = sat_u(s->reasoning, r->reasoning, sign);
+                s->total = sat_u(s->total, r->total, sign);
+                s->token_events = sat_u(s->token_events, 1, sign);
         }
         if (r->cost_source != COST_NONE) {
-                s->cost_nano = (int64_t)((uint64_t)s->cost_nano + k * (uint64_t)r->cost_nano);
-                s->priced_events += k;
+                s->cost_nano = sat_i(s->cost_nano, r->cost_nano, sign);
+                s->priced_events = sat_u(s->priced_events, 1, sign);
                 if (r->cost_source == COST_COMPUTED)
-                        s->computed_events += k;
+                        s->computed_events = sat_u(s->computed_events, 1, sign);
         }
-        s->calls += k * r->n_calls;
+        s->calls = sat_u(s->calls, r->n_calls, sign);
 }
 
 void usage_sums_add(struct usage_sums *dst, const struct usage_sums *src)
 {
-        dst->input += src->input;
-        dst->output += src->output;
-        dst->cache_read += src->cache_read;
-        dst->cache_write += src->cache_write;
-        dst->reasoning += src->reasoning;
-        dst->total += src->total;
-        dst->cost_nano = (int64_t)((uint64_t)dst->cost_nano + (uint64_t)src->cost_nano);
-        dst->events += src->events;
-        dst->priced_events += src->priced_events;
-        dst->token_events += src->token_events;
-        dst->calls += src->calls;
-        dst->computed_events += src->computed_events;
-        dst->cache_write_1h += src->cache_write_1h;
+        dst->input = sat_u(dst->input, src->input, 1);
+        dst->output = sat_u(dst->output, src->output, 1);
+        dst->cache_read = sat_u(dst->cache_read, src->cache_read, 1);
+        dst->cache_write = sat_u(dst->cache_write, src->cache_write, 1);
+        dst->reasoning = sat_u(dst->reasoning, src->reasoning, 1);
+        dst->total = sat_u(dst->total, src->total, 1);
+        dst->cost_nano = sat_i(dst->cost_nano, src->cost_nano, 1);
+        dst->events = sat_u(dst->events, src->events, 1);
+        dst->priced_events = sat_u(dst->priced_events, src->priced_events, 1);
+        dst->token_events = sat_u(dst->token_events, src->token_events, 1);
+        dst->calls = sat_u(dst->calls, src->calls, 1);
+        dst->computed_events = sat_u(dst->computed_events, src->computed_events, 1);
 }
 
 /* ---- encodings ----------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "binio.h"
+#include "ledger-check.h"
 #include "ledger-internal.h"
 
 /* Test hook: AGENTMETER_TEST_MAPSIZE=<bytes> replaces the initial map size of
@@ -29,6 +30,7 @@ static const char *const db_names[DB_COUNT] = {
 /* The only process-wide state: why the last ledger_open() on this thread
  * failed (there is no handle to hang it on). */
 static _Thread_local char open_error[LEDGER_ERROR_MAX];
+
 
 int ledger_errno(int rc)
 {
@@ -239,15 +241,7 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                 goto fail;
         }
         if (l->rdonly) {
-                struct stat st;
-                /* Read-only never creates anything: no file, no ledger. */
-                if (stat(l->path, &st) < 0) {
-                        r = -errno;
-                        snprintf(open_error, sizeof(open_error), "ledger %s: %s", l->path,
-                                 strerror(errno));
-                        goto fail;
-                }
-                envflags |= MDB_RDONLY;
+                envflags |= MDB_RDONLY; /* precheck: no file, no ledger */
         } else {
                 if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
                         r = -errno;
@@ -257,6 +251,9 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                 }
                 envflags |= MDB_NOSYNC;
         }
+        r = ledger_precheck(dir, l->path, l->rdonly, open_error, sizeof(open_error));
+        if (r < 0)
+                goto fail;
         rc = mdb_env_create(&l->env);
         if (rc == 0)
                 rc = mdb_env_set_maxdbs(l->env, DB_COUNT + 1);
@@ -290,6 +287,8 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                                  strerror(-r));
                 goto fail;
         }
+        if (!l->rdonly && !ledger_marker_exists(dir) && ledger_sync(l) == 0)
+                ledger_mark_created(dir); /* after the sync: the marker never precedes the data */
         *ret_ledger = l;
         return 0;
 fail:

@@ -87,6 +87,7 @@ enum row_outcome {
         ROW_ADDED = 1,   /* new key */
         ROW_DUP = 2,     /* already counted, nothing changed */
         ROW_MERGED = 3,  /* upsert raised some field: rollups moved by the difference */
+        ROW_REFUSED = 4, /* a number out of bounds (row-bounds.h): not stored, counted */
 };
 
 struct commit_batch {
@@ -102,6 +103,7 @@ struct commit_batch {
 
 struct commit_result {
         size_t added, dup, merged, calls_added;
+        size_t refused; /* out of bounds: counted in the ledger (ledger_get_refused) */
 };
 
 /* Everything in ONE write transaction: rows (insert-if-absent, or monotone
@@ -116,6 +118,14 @@ int ledger_commit(struct ledger *l, const struct commit_batch *batch,
                   struct commit_result *ret_result);
 
 /* ---- meta ---------------------------------------------------------------- */
+
+/* Rows refused by row_check_bounds since the ledger was made, by reason
+ * (index enum row_refusal; [0] is the total), kept in the meta DB and
+ * raised in the same transaction as the batch they came in. */
+struct ledger_refused {
+        uint64_t n[4];
+};
+int ledger_get_refused(struct ledger *l, struct ledger_refused *ret_refused);
 
 int ledger_meta_get(struct ledger *l, const char *name, char *ret_value, size_t cap);
 int ledger_meta_set(struct ledger *l, const char *name, const char *value);

@@ -1,11 +1,15 @@
 /* Time parsing and zone-aware calendar formatting for rows and reports. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "timefmt.h"
 
@@ -126,14 +130,55 @@ struct tz_guard {
         int active;
 };
 
+/* A fixed offset east of UTC: "+05:30", "-8", "UTC+02:00", "GMT-0330";
+ * hours 0-14, minutes 0-59. true and the minutes, or false. */
+static bool parse_offset(const char *tz, int *ret_minutes)
+{
+        int h = 0, m = 0, sign;
+        size_t nh = 0;
+
+        if (strncmp(tz, "UTC", 3) == 0 || strncmp(tz, "GMT", 3) == 0)
+                tz += 3;
+        if (*tz != '+' && *tz != '-')
+                return false;
+        sign = *tz++ == '-' ? -1 : 1;
+        while (isdigit((unsigned char)tz[nh]))
+                nh++;
+        if (nh == 4 && tz[4] == 0) { /* HHMM */
+                if (digits(tz, 2, &h) < 0 || digits(tz + 2, 2, &m) < 0)
+                        return false;
+        } else { /* H, HH, H:MM, HH:MM */
+                if (nh == 0 || nh > 2 || digits(tz, nh, &h) < 0)
+                        return false;
+                tz += nh;
+                if (*tz == ':' && (strlen(tz) != 3 || digits(tz + 1, 2, &m) < 0))
+                        return false;
+                if (*tz != ':' && *tz)
+                        return false;
+        }
+        if (h > 14 || m > 59 || (h == 14 && m > 0))
+                return false;
+        *ret_minutes = sign * (h * 60 + m);
+        return true;
+}
+
 static void tz_enter(struct tz_guard *g, const char *tz)
 {
+        char posix[32];
+        int off;
+
         g->active = tz && *tz;
         if (!g->active)
                 return;
         const char *cur = getenv("TZ");
         g->had = cur != NULL;
         g->saved = cur ? strdup(cur) : NULL;
+        if (parse_offset(tz, &off)) { /* POSIX counts west: "<+0530>-05:30" */
+                int a = off < 0 ? -off : off;
+                snprintf(posix, sizeof(posix), "<%c%02d%02d>%c%02d:%02d", off < 0 ? '-' : '+',
+                         a / 60, a % 60, off < 0 ? '+' : '-', a / 60, a % 60);
+                tz = posix;
+        }
         setenv("TZ", tz, 1);
         tzset();
 }
@@ -160,31 +205,65 @@ static void local_tm(int64_t ms, const char *tz, struct tm *tm)
         tz_leave(&g);
 }
 
+/* A zone name: components of [A-Za-z0-9_+-] joined by single '/', none
+ * "." or ".." (none can be: '.' is not allowed), at most 255 bytes. */
+static bool zone_name_ok(const char *tz)
+{
+        size_t n = strlen(tz), comp = 0;
+
+        if (n == 0 || n > 255)
+                return false;
+        for (const char *p = tz; *p; p++) {
+                if (*p == '/') {
+                        if (comp == 0)
+                                return false; /* leading, trailing or doubled '/' */
+                        comp = 0;
+                        continue;
+                }
+                if (!isalnum((unsigned char)*p) && *p != '_' && *p != '+' && *p != '-')
+                        return false;
+                comp++;
+        }
+        return comp > 0;
+}
+
 int timefmt_zone_valid(const char *tz)
 {
+        const char *base = getenv("TZDIR");
+        char path[512], real[PATH_MAX], realbase[PATH_MAX];
+        char magic[4];
+        struct stat st;
+        int minutes, fd;
+        ssize_t n;
+
         if (!tz || !*tz)
                 return 0;
-        if (strcmp(tz, "UTC") == 0 || strcmp(tz, "Z") == 0)
+        if (strcmp(tz, "UTC") == 0 || strcmp(tz, "Z") == 0 || parse_offset(tz, &minutes))
                 return 0;
-        /* A zone name must exist in the zoneinfo database; POSIX TZ strings
-         * with an offset ("EST5EDT", "<+02>-2") are accepted as written. */
-        if (tz[0] == ':' )
+        if (tz[0] == ':')
                 tz++;
-        if (strpbrk(tz, "0123456789") != NULL && tz[0] != '/')
-                return 0;
-        char path[512];
-        const char *base = getenv("TZDIR");
-        snprintf(path, sizeof(path), "%s/%s", base && *base ? base : "/usr/share/zoneinfo", tz);
-        if (tz[0] == '/')
-                snprintf(path, sizeof(path), "%s", tz);
-        if (strstr(tz, "..") != NULL)
+        /* checked before anything is opened: no absolute paths, no "..",
+         * no POSIX rule strings (Europe/Berlin9 is neither a name nor a rule) */
+        if (!zone_name_ok(tz))
                 return -EINVAL;
-        FILE *f = fopen(path, "re");
-        if (!f)
+        if (!base || base[0] != '/')
+                base = "/usr/share/zoneinfo";
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, tz) >= sizeof(path))
                 return -EINVAL;
-        char magic[4] = {0};
-        size_t n = fread(magic, 1, 4, f);
-        fclose(f);
+        /* a regular file inside the zoneinfo tree (symlinks there may point
+         * elsewhere in it); O_NONBLOCK so a FIFO planted there cannot block */
+        if (!realpath(base, realbase) || !realpath(path, real) ||
+            strncmp(real, realbase, strlen(realbase)) != 0 || real[strlen(realbase)] != '/')
+                return -EINVAL;
+        fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -EINVAL;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;
+        }
+        n = read(fd, magic, sizeof(magic));
+        close(fd);
         return n == 4 && memcmp(magic, "TZif", 4) == 0 ? 0 : -EINVAL;
 }
 

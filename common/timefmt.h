@@ -11,10 +11,15 @@ int timefmt_parse_rfc3339(const char *s, size_t len, int64_t *ret_ms);
 /* Formats UTC ms as "2026-05-25T08:11:39.370Z". */
 void timefmt_format_utc(int64_t ms, char out[32]);
 
-/* Local calendar in zone tz (NULL or "" = the process's local zone; "UTC"
- * works; any TZ string the C library accepts). Calls are not thread-safe:
- * they switch TZ and restore it. */
-int timefmt_zone_valid(const char *tz);                 /* 0 or -EINVAL */
+/* Local calendar in zone tz: NULL or "" = the process's local zone; "UTC"
+ * or "Z"; a fixed offset east of UTC ("+05:30", "-8", "UTC+02:00"; at most
+ * 14 hours); or a tz database name ("Europe/Berlin", "Etc/GMT-2",
+ * "EST5EDT"). Calls are not thread-safe: they switch TZ and restore it.
+ * timefmt_zone_valid checks a name before anything is opened (components
+ * of [A-Za-z0-9_+-] joined by '/', so no absolute path and no ".."), then
+ * that it is a regular TZif file inside $TZDIR or /usr/share/zoneinfo
+ * (opened O_NONBLOCK, never a FIFO or device): 0 or -EINVAL. */
+int timefmt_zone_valid(const char *tz);
 void timefmt_day(int64_t ms, const char *tz, char out[11]);   /* YYYY-MM-DD */
 void timefmt_month(int64_t ms, const char *tz, char out[8]);  /* YYYY-MM */
 /* Midnight at the start of "YYYY-MM-DD" in tz, as UTC ms. -EINVAL if malformed. */

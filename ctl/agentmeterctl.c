@@ -23,6 +23,7 @@
 #include "service.h"
 #include "statusline.h"
 #include "render-status.h"
+#include "timefmt.h"
 #include "top.h"
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -116,6 +117,8 @@ static int call_failed(struct args *a, int r, const char *detail)
         if (r == -EREMOTEIO)
                 fprintf(stderr, "agentmeterctl: agentmeterd answered: %s\n",
                         detail ? detail : "an error");
+        else if (r == -EPERM && detail)
+                fprintf(stderr, "agentmeterctl: %s\n", detail);
         else if (r == -ETIMEDOUT)
                 fprintf(stderr, "agentmeterctl: agentmeterd on %s did not answer in time\n",
                         socket_path(a));
@@ -201,8 +204,15 @@ static const char *local_zone(char *buf, size_t cap)
         ssize_t n;
         char *z;
 
-        if (tz && *tz)
-                return tz[0] == ':' ? tz + 1 : tz;
+        if (tz && *tz) {
+                /* a zoneinfo path is sent as its name; a TZ the daemon would
+                 * refuse (a POSIX rule, another path) falls back to localtime */
+                tz += tz[0] == ':';
+                if (tz[0] == '/' && (z = strstr(tz, "zoneinfo/")))
+                        tz = z + strlen("zoneinfo/");
+                if (timefmt_zone_valid(tz) == 0)
+                        return tz;
+        }
         n = readlink("/etc/localtime", buf, cap - 1);
         if (n <= 0)
                 return NULL;

@@ -2,12 +2,16 @@
  * stream with its own line reader that also watches for SIGINT/SIGTERM. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -27,6 +31,67 @@ static void closep(int *fd)
 bool client_no_daemon(int r)
 {
         return r == -ENOENT || r == -ECONNREFUSED;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int untrusted(char **ret_error, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        if (ret_error && vasprintf(ret_error, fmt, ap) < 0)
+                *ret_error = NULL;
+        va_end(ap);
+        return -EPERM;
+}
+
+/* Connects only to a daemon of our own user, as the daemon only serves its
+ * own (without XDG_RUNTIME_DIR the socket is under /tmp, where anyone could
+ * be first): the socket's directory ours and writable by nobody else, the
+ * socket ours, and the peer (SO_PEERCRED) of our uid. -EPERM and
+ * *ret_error when not; the connect errors of proto_connect otherwise. */
+static int trusted_connect(const char *path, int *ret_fd, char **ret_error)
+{
+        char dir[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        struct stat st;
+        uid_t me = getuid();
+        int fd, r;
+
+        if (!slash)
+                snprintf(dir, sizeof(dir), ".");
+        else if (slash == path)
+                snprintf(dir, sizeof(dir), "/");
+        else if ((size_t)(slash - path) < sizeof(dir))
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        else
+                return -ENAMETOOLONG;
+        if (lstat(path, &st) < 0)
+                return -errno; /* ENOENT: no daemon */
+        if (!S_ISSOCK(st.st_mode) || st.st_uid != me)
+                return untrusted(ret_error, "%s is not a socket of yours (owner uid %u, you are "
+                                 "uid %u); refusing to talk to it", path, (unsigned)st.st_uid,
+                                 (unsigned)me);
+        if (lstat(dir, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & 0022))
+                return untrusted(ret_error, "the socket's directory %s is not a private directory "
+                                 "of yours (owner uid %u, mode %04o); refusing to talk to a "
+                                 "socket there", dir, (unsigned)st.st_uid,
+                                 (unsigned)(st.st_mode & 07777));
+        r = proto_connect(path, &fd);
+        if (r < 0)
+                return r;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != me) {
+                r = untrusted(ret_error, "the server on %s runs as uid %u, not as you (uid %u); "
+                              "refusing to trust its answers", path, (unsigned)cred.uid,
+                              (unsigned)me);
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
 }
 
 static struct json_object *build_request(const char *cmd, struct json_object *args)
@@ -72,7 +137,7 @@ int client_call(const char *socket_path, const char *cmd, struct json_object *ar
         _cleanup_json_ struct json_object *req = NULL, *resp = NULL;
         int r;
 
-        r = proto_connect(socket_path, &fd);
+        r = trusted_connect(socket_path, &fd, ret_error);
         if (r < 0)
                 return r;
         req = build_request(cmd, args);
@@ -217,7 +282,7 @@ int client_tail(const char *socket_path, int (*on_event)(struct json_object *ev,
         sigset_t mask, old;
         int r;
 
-        r = proto_connect(socket_path, &fd);
+        r = trusted_connect(socket_path, &fd, ret_error);
         if (r < 0)
                 return r;
         req = build_request("tail", NULL);

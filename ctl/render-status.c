@@ -5,15 +5,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "termtext.h"
 #include "fmt.h"
 #include "jfield.h"
 #include "render-budget.h"
 #include "render-status.h"
 #include "table.h"
 
+/* Text from the daemon (paths, names, values from users' files) is
+ * escaped before it reaches the terminal. */
 static const char *or_dash(const char *s)
 {
-        return s && *s ? s : FMT_DASH;
+        return s && *s ? termtext_tmp(s) : FMT_DASH;
 }
 
 static void scan_progress(FILE *f, struct json_object *ingest)
@@ -55,7 +58,7 @@ static void install_record(FILE *f, struct json_object *st)
                 return;
         }
         json_object_object_foreach(vars, name, val)
-                fprintf(f, " %s=%s", name, val ? json_object_get_string(val) : "");
+                fprintf(f, " %s=%s", termtext_tmp(name), termtext_tmp(val ? json_object_get_string(val) : ""));
         fputc('\n', f);
 }
 
@@ -248,6 +251,11 @@ int render_status(FILE *f, struct json_object *st)
                 or_dash(jstr(ledger, "path")), fmt_bytes((uint64_t)jint_or(ledger, "bytes", 0), a),
                 fmt_i64(jint_or(ledger, "rows", 0), b), fmt_i64(jint_or(ledger, "sessions", 0), c),
                 fmt_i64(jint_or(ledger, "sources", 0), d), fmt_i64(jint_or(ledger, "calls", 0), e));
+        struct json_object *ref = jfield(ledger, "rows_refused");
+        if (jint_or(ref, "total", 0) > 0)
+                fprintf(f, "refused rows  %s (numbers out of bounds: tokens %s, cost %s, time %s)\n",
+                        fmt_i64(jint_or(ref, "total", 0), a), fmt_i64(jint_or(ref, "tokens", 0), b),
+                        fmt_i64(jint_or(ref, "cost", 0), c), fmt_i64(jint_or(ref, "time", 0), d));
         if (jstr(ledger, "write_error"))
                 fprintf(f, "              CANNOT WRITE: %s; reading is paused and resumes by itself "
                            "as soon as a commit succeeds (nothing is lost)\n",
@@ -259,7 +267,7 @@ int render_status(FILE *f, struct json_object *st)
         if (env && json_object_object_length(env) > 0) {
                 fputs("environment  ", f);
                 json_object_object_foreach(env, name, val)
-                        fprintf(f, " %s=%s", name, val ? json_object_get_string(val) : "");
+                        fprintf(f, " %s=%s", termtext_tmp(name), termtext_tmp(val ? json_object_get_string(val) : ""));
                 fputc('\n', f);
         }
         for (size_t i = 0; hs && i < json_object_array_length(hs); i++)

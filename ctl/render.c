@@ -2,8 +2,10 @@
  * and the readable `tail` line. The field names are common/report.h's. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "termtext.h"
 #include "fmt.h"
 #include "jfield.h"
 #include "render.h"
@@ -103,16 +105,17 @@ static void caption(FILE *f, struct json_object *rep)
         const char *since = jstr(rep, "since"), *until = jstr(rep, "until"), *tz = jstr(rep, "tz");
         struct json_object *h = jfield(rep, "harness");
 
-        fprintf(f, "%s report", jstr(rep, "report") ? jstr(rep, "report") : "usage");
+        fprintf(f, "%s report", jstr(rep, "report") ? termtext_tmp(jstr(rep, "report")) : "usage");
         if (since || until)
-                fprintf(f, ", %s .. %s", since ? since : "start", until ? until : "now");
+                fprintf(f, ", %s .. %s", since ? termtext_tmp(since) : "start",
+                        until ? termtext_tmp(until) : "now");
         if (tz && *tz)
-                fprintf(f, ", time zone %s", tz);
+                fprintf(f, ", time zone %s", termtext_tmp(tz));
         if (h && json_object_is_type(h, json_type_array) && json_object_array_length(h) > 0) {
                 fputs(", harness ", f);
                 for (size_t i = 0; i < json_object_array_length(h); i++)
                         fprintf(f, "%s%s", i ? "," : "",
-                                json_object_get_string(json_object_array_get_idx(h, i)));
+                                termtext_tmp(json_object_get_string(json_object_array_get_idx(h, i))));
         }
         fputc('\n', f);
 }
@@ -305,10 +308,20 @@ static int tool_table(FILE *f, struct json_object *rows, struct json_object *tot
         return table_print(t, f);
 }
 
-void render_csv_field(FILE *f, const char *s)
-{
-        size_t n = s ? strlen(s) : 0;
+static void csv_quoted(FILE *f, const char *s, size_t n);
 
+void render_csv_field(FILE *f, const char *raw)
+{
+        char *esc = termtext_dup(raw); /* controls made visible, then quoted */
+        const char *s = esc ? esc : "";
+        size_t n = strlen(s);
+
+        csv_quoted(f, s, n);
+        free(esc);
+}
+
+static void csv_quoted(FILE *f, const char *s, size_t n)
+{
         if (n == 0)
                 return;
         if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[0] != '\t' && s[n - 1] != ' ' &&
@@ -454,7 +467,7 @@ static void tail_calls(FILE *f, struct json_object *row)
                 struct json_object *c = json_object_array_get_idx(tc, i);
                 const char *name = json_object_is_type(c, json_type_string) ? json_object_get_string(c)
                                                                             : jstr(c, "name");
-                fprintf(f, "%s%s", i == 0 ? "  tools: " : ", ", name ? name : "?");
+                fprintf(f, "%s%s", i == 0 ? "  tools: " : ", ", name ? termtext_tmp(name) : "?");
         }
 }
 
@@ -467,8 +480,9 @@ int render_tail_row(FILE *f, struct json_object *row)
 
         if (!row || !json_object_is_type(row, json_type_object))
                 return -EINVAL;
-        fprintf(f, "%s  %s  %s%s%s", fmt_time(row, "time", t), harness ? harness : "?",
-                prov && *prov ? prov : "", prov && *prov ? "/" : "", model ? model : "?");
+        fprintf(f, "%s  %s  %s%s%s", fmt_time(row, "time", t), harness ? termtext_tmp(harness) : "?",
+                prov && *prov ? termtext_tmp(prov) : "", prov && *prov ? "/" : "",
+                model ? termtext_tmp(model) : "?");
         fprintf(f, "  in %s  out %s  cache r %s w %s  total %s  %s",
                 row_tokens(row, "input", in), row_tokens(row, "output", out),
                 row_tokens(row, "cache_read", cr), row_tokens(row, "cache_write", cw),

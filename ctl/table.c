@@ -6,6 +6,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "termtext.h"
 #include "table.h"
 
 struct table {
@@ -73,7 +74,7 @@ static char **dup_cells(size_t n, const char *const *cells)
         if (!v)
                 return NULL;
         for (size_t i = 0; i < n; i++) {
-                v[i] = strdup(cells && cells[i] ? cells[i] : "");
+                v[i] = termtext_dup(cells ? cells[i] : NULL); /* controls made visible */
                 if (!v[i]) {
                         for (size_t j = 0; j < i; j++)
                                 free(v[j]);

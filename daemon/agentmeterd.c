@@ -30,6 +30,7 @@
 #include "proto.h"
 #include "registry.h"
 #include "report.h"
+#include "statelock.h"
 #include "status.h"
 #include "watch-roots.h"
 #include "statusline-answer.h"
@@ -513,7 +514,8 @@ static int setup_live(struct daemon *d)
                 .on_event = on_watch_event, .on_lost = on_watch_lost,
                 .on_batch_done = on_watch_batch, .u = d,
         };
-        struct control_handlers ch = { .handle = commands_handle, .u = &d->commands };
+        struct control_handlers ch = { .handle = commands_handle, .stream = commands_stream,
+                                       .u = &d->commands };
         sigset_t mask;
         int r;
 
@@ -626,6 +628,8 @@ int main(int argc, char **argv)
                 log_errno(LOG_ERR, r, "cannot create state directory %s", d.state_dir);
                 return 1;
         }
+        if (statelock_acquire(d.state_dir) < 0)
+                return 1;
         r = ledger_open(d.state_dir, 0, &d.ledger);
         if (r < 0) {
                 log_errno(LOG_ERR, r, "cannot open the ledger in %s%s%s", d.state_dir,

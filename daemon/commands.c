@@ -148,3 +148,16 @@ int commands_handle(void *u, const char *cmd, json_object *req, json_object **re
                      "version)";
         return -EINVAL;
 }
+
+int commands_stream(void *u, const char *cmd, struct json_object *req,
+                    struct control_stream *ret_stream)
+{
+        struct command_env *e = u;
+        int r;
+
+        (void)req;
+        if (strcmp(cmd, "sources") != 0)
+                return 0;
+        r = sources_stream_new(e->ingest, ret_stream);
+        return r < 0 ? r : 1;
+}

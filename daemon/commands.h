@@ -36,6 +36,12 @@ struct command_env {
         void *u;
 };
 
+struct control_stream;
+
 /* control_handlers.handle with u = struct command_env *. */
 int commands_handle(void *u, const char *cmd, struct json_object *req,
                     struct json_object **ret_result, const char **ret_code, const char **ret_error);
+/* control_handlers.stream with u = struct command_env *: `sources` is
+ * streamed (made as the client reads, never whole in memory). */
+int commands_stream(void *u, const char *cmd, struct json_object *req,
+                    struct control_stream *ret_stream);

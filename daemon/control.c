@@ -1,10 +1,12 @@
-/* Control socket: accept, SO_PEERCRED uid check, bounded line reads,
- * bounded output queues, idle timeouts. A bad request gets an error reply;
- * nothing a client sends can stop the daemon. */
+/* Control socket: accept, SO_PEERCRED uid check, one request at a time per
+ * client with bounded input and output, a deadline per request. A bad
+ * request gets an error reply; nothing a client sends can stop the daemon
+ * or hold its loop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -20,13 +22,18 @@
 struct client {
         struct control *c;
         int fd;
-        sd_event_source *io, *idle;
+        sd_event_source *io, *deadline;
         char *in;
         size_t in_len;
         char *out;
         size_t out_len, out_cap;
         bool tail;
-        bool closing; /* close after the output is flushed */
+        bool answered; /* a reply was queued since the deadline was last set */
+        bool eof;      /* the client shut down its side: answer what it sent, then close */
+        bool closing;  /* close after the output is flushed */
+        bool streaming; /* stream holds an answer still being made */
+        size_t stream_items;
+        struct control_stream stream;
         struct client *next;
 };
 
@@ -38,6 +45,7 @@ struct control {
         struct control_handlers h;
         struct client *clients;
         unsigned n_clients;
+        uint64_t request_usec; /* CONTROL_REQUEST_USEC, or the test hook's */
 };
 
 static void client_free(struct client *cl)
@@ -50,19 +58,78 @@ static void client_free(struct client *cl)
                 }
         c->n_clients--;
         sd_event_source_disable_unref(cl->io);
-        sd_event_source_disable_unref(cl->idle);
+        sd_event_source_disable_unref(cl->deadline);
+        if (cl->streaming && cl->stream.free)
+                cl->stream.free(cl->stream.u);
         close(cl->fd);
         free(cl->in);
         free(cl->out);
         free(cl);
 }
 
+static bool line_pending(const struct client *cl)
+{
+        return !cl->tail && cl->in_len && memchr(cl->in, '\n', cl->in_len);
+}
+
+/* Busy with a request: one waiting, or an answer still being made. */
+static bool busy(const struct client *cl)
+{
+        return cl->streaming || line_pending(cl);
+}
+
+/* One request at a time: no reading while an answer is being sent or a
+ * complete request waits (so what a client can make us buffer is one
+ * request and one answer); a waiting request asks for EPOLLOUT, which
+ * brings us back on the next loop iteration (or when the client reads, if
+ * its socket is full) to answer it. */
 static void update_events(struct client *cl)
 {
-        uint32_t ev = cl->closing ? 0 : EPOLLIN;
-        if (cl->out_len)
+        uint32_t ev = 0;
+        bool pending = busy(cl);
+
+        if (!cl->closing && !cl->eof && !pending && (cl->tail || cl->out_len == 0))
+                ev |= EPOLLIN;
+        if (cl->out_len || (pending && !cl->closing))
                 ev |= EPOLLOUT;
         sd_event_source_set_io_events(cl->io, ev);
+}
+
+/* A request must arrive whole and its answer be taken within
+ * CONTROL_REQUEST_USEC, counted from the connection or the previous
+ * answer, however the client trickles its bytes. Tail clients have none. */
+static void set_deadline(struct client *cl)
+{
+        uint64_t now;
+
+        cl->answered = false;
+        if (cl->tail) {
+                sd_event_source_set_enabled(cl->deadline, SD_EVENT_OFF);
+                return;
+        }
+        sd_event_now(cl->c->e, CLOCK_MONOTONIC, &now);
+        sd_event_source_set_time(cl->deadline, now + cl->c->request_usec);
+        sd_event_source_set_enabled(cl->deadline, SD_EVENT_ONESHOT);
+}
+
+static int queue_raw(struct client *cl, const char *buf, size_t len)
+{
+        size_t cap = cl->tail ? CONTROL_OUTBUF_MAX : CONTROL_RESPONSE_MAX;
+
+        if (cl->out_len + len > cap)
+                return -ENOBUFS;
+        if (cl->out_len + len > cl->out_cap) {
+                size_t ncap = (cl->out_len + len) * 2;
+                char *n = realloc(cl->out, ncap);
+                if (!n)
+                        return -ENOMEM;
+                cl->out = n;
+                cl->out_cap = ncap;
+        }
+        memcpy(cl->out + cl->out_len, buf, len);
+        cl->out_len += len;
+        update_events(cl);
+        return 0;
 }
 
 static int queue_out(struct client *cl, struct json_object *obj)
@@ -72,24 +139,37 @@ static int queue_out(struct client *cl, struct json_object *obj)
         int r = proto_encode(obj, &buf, &len);
         if (r < 0)
                 return r;
-        if (cl->out_len + len > CONTROL_OUTBUF_MAX) {
-                free(buf);
-                return -ENOBUFS;
-        }
-        if (cl->out_len + len > cl->out_cap) {
-                size_t ncap = (cl->out_len + len) * 2;
-                char *n = realloc(cl->out, ncap);
-                if (!n) {
-                        free(buf);
-                        return -ENOMEM;
-                }
-                cl->out = n;
-                cl->out_cap = ncap;
-        }
-        memcpy(cl->out + cl->out_len, buf, len);
-        cl->out_len += len;
+        r = queue_raw(cl, buf, len);
         free(buf);
-        update_events(cl);
+        return r;
+}
+
+/* Makes the next chunk of a streamed answer (up to CONTROL_STREAM_CHUNK
+ * ahead of what the client has read): 0, or negative errno to drop it. */
+static int stream_step(struct client *cl)
+{
+        while (cl->streaming && cl->out_len < CONTROL_STREAM_CHUNK) {
+                json_object *item = NULL;
+                int r = cl->stream.next(cl->stream.u, &item);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        cl->streaming = false;
+                        if (cl->stream.free)
+                                cl->stream.free(cl->stream.u);
+                        return queue_raw(cl, "]}}\n", 4);
+                }
+                const char *js = json_object_to_json_string_ext(
+                        item, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+                r = js ? 0 : -ENOMEM;
+                if (r == 0 && cl->stream_items++ > 0)
+                        r = queue_raw(cl, ",", 1);
+                if (r == 0)
+                        r = queue_raw(cl, js, strlen(js));
+                json_object_put(item);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -100,16 +180,6 @@ static void reply_error(struct client *cl, const char *code, const char *msg)
         json_object_put(o);
 }
 
-static void reset_idle(struct client *cl)
-{
-        uint64_t now;
-        if (!cl->idle)
-                return;
-        sd_event_now(cl->c->e, CLOCK_MONOTONIC, &now);
-        sd_event_source_set_time(cl->idle, now + CONTROL_IDLE_USEC);
-        sd_event_source_set_enabled(cl->idle, cl->tail ? SD_EVENT_OFF : SD_EVENT_ONESHOT);
-}
-
 static void handle_line(struct client *cl, const char *line, size_t len)
 {
         struct control *c = cl->c;
@@ -117,6 +187,7 @@ static void handle_line(struct client *cl, const char *line, size_t len)
         const char *cmd = NULL, *err = NULL, *code = "bad-request";
         int r;
 
+        cl->answered = true;
         r = proto_parse_request(line, len, &req, &cmd, &err);
         if (r < 0) {
                 reply_error(cl, r == -EPROTONOSUPPORT ? "unsupported-version" : "bad-request",
@@ -130,9 +201,29 @@ static void handle_line(struct client *cl, const char *line, size_t len)
                 (void)queue_out(cl, o);
                 json_object_put(o);
                 cl->tail = true;
-                reset_idle(cl);
+                set_deadline(cl);
                 json_object_put(req);
                 return;
+        }
+        if (c->h.stream) {
+                struct control_stream st = {0};
+                r = c->h.stream(c->h.u, cmd, req, &st);
+                if (r > 0) {
+                        char head[128];
+                        int n = snprintf(head, sizeof(head), "{\"v\":%d,\"ok\":true,\"result\":{\"%s\":[",
+                                         PROTO_VERSION, st.key);
+                        cl->stream = st;
+                        cl->streaming = true;
+                        cl->stream_items = 0;
+                        (void)queue_raw(cl, head, (size_t)n);
+                        json_object_put(req);
+                        return;
+                }
+                if (r < 0) {
+                        reply_error(cl, "internal", strerror(-r));
+                        json_object_put(req);
+                        return;
+                }
         }
         r = c->h.handle(c->h.u, cmd, req, &result, &code, &err);
         if (r < 0) {
@@ -148,8 +239,11 @@ static void handle_line(struct client *cl, const char *line, size_t len)
 
 static int flush_out(struct client *cl)
 {
-        while (cl->out_len) {
-                ssize_t n = send(cl->fd, cl->out, cl->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        size_t sent = 0;
+
+        while (sent < cl->out_len) {
+                ssize_t n = send(cl->fd, cl->out + sent, cl->out_len - sent,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -157,10 +251,42 @@ static int flush_out(struct client *cl)
                                 break;
                         return -errno;
                 }
-                memmove(cl->out, cl->out + n, cl->out_len - (size_t)n);
-                cl->out_len -= (size_t)n;
+                sent += (size_t)n;
         }
+        memmove(cl->out, cl->out + sent, cl->out_len - sent);
+        cl->out_len -= sent;
         update_events(cl);
+        return 0;
+}
+
+/* Reads what the client sent: 0, or -1 when the client is to be freed. */
+static int read_in(struct client *cl)
+{
+        char buf[8192];
+        ssize_t n = recv(cl->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        if (n == 0) {
+                /* the client shut down its side: what it sent whole is still
+                 * answered in full; a half-sent request without newline is dropped */
+                cl->eof = true;
+                return 0;
+        }
+        if (cl->tail)
+                return 0; /* a subscriber has nothing more to say */
+        char *nb = realloc(cl->in, cl->in_len + (size_t)n);
+        if (!nb)
+                return -1;
+        cl->in = nb;
+        memcpy(cl->in + cl->in_len, buf, (size_t)n);
+        cl->in_len += (size_t)n;
+        char *nl = memchr(cl->in, '\n', cl->in_len);
+        if ((nl ? (size_t)(nl - cl->in) : cl->in_len) > PROTO_REQUEST_MAX) {
+                reply_error(cl, "too-large", "request exceeds 65536 bytes");
+                cl->closing = true;
+                cl->in_len = 0;
+        }
         return 0;
 }
 
@@ -168,58 +294,55 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *u)
 {
         struct client *cl = u;
         (void)s;
+        (void)fd;
 
-        if (revents & EPOLLOUT) {
-                if (flush_out(cl) < 0) {
-                        client_free(cl);
-                        return 0;
-                }
-                if (cl->closing && cl->out_len == 0) {
-                        client_free(cl);
-                        return 0;
-                }
-        }
-        if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) || cl->closing)
-                return 0;
-        char buf[8192];
-        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                return 0;
-        if (n <= 0) {
-                /* EOF: a half-sent request without newline is dropped */
+        if ((revents & EPOLLOUT) && cl->out_len && flush_out(cl) < 0) {
                 client_free(cl);
                 return 0;
         }
-        reset_idle(cl);
-        if (cl->tail)
-                return 0; /* a subscriber has nothing more to say */
-        if (cl->in_len + (size_t)n > PROTO_REQUEST_MAX) {
-                reply_error(cl, "too-large", "request exceeds 65536 bytes");
-                cl->closing = true;
-                update_events(cl);
-                return 0;
+        if ((revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !cl->closing && !cl->eof &&
+            (cl->tail || (cl->out_len == 0 && !busy(cl)))) {
+                if (read_in(cl) < 0) {
+                        client_free(cl);
+                        return 0;
+                }
         }
-        char *nb = realloc(cl->in, cl->in_len + (size_t)n);
-        if (!nb) {
-                client_free(cl);
-                return 0;
+        /* a streamed answer: the next chunk once the client took the last */
+        if (cl->streaming && !cl->closing) {
+                bool drained = cl->out_len == 0 && cl->stream_items > 0;
+                if (stream_step(cl) < 0 || flush_out(cl) < 0) {
+                        client_free(cl);
+                        return 0;
+                }
+                if (drained && cl->streaming) {
+                        set_deadline(cl); /* it keeps reading: a fresh deadline */
+                        cl->answered = true;
+                }
         }
-        cl->in = nb;
-        memcpy(cl->in + cl->in_len, buf, (size_t)n);
-        cl->in_len += (size_t)n;
-        char *nl;
-        while (!cl->tail && (nl = memchr(cl->in, '\n', cl->in_len))) {
+        /* at most one request per wakeup, and only with nothing left to send */
+        if (!cl->closing && !cl->streaming && cl->out_len == 0 && line_pending(cl)) {
+                char *nl = memchr(cl->in, '\n', cl->in_len);
                 size_t l = (size_t)(nl - cl->in);
                 handle_line(cl, cl->in, l);
                 memmove(cl->in, nl + 1, cl->in_len - l - 1);
                 cl->in_len -= l + 1;
+                if (stream_step(cl) < 0 || flush_out(cl) < 0) {
+                        client_free(cl);
+                        return 0;
+                }
         }
-        if (cl->out_len)
-                (void)flush_out(cl);
+        if (cl->out_len == 0 && (cl->closing || (cl->eof && !busy(cl)) ||
+                                 ((revents & (EPOLLHUP | EPOLLERR)) && !busy(cl)))) {
+                client_free(cl);
+                return 0;
+        }
+        if (cl->out_len == 0 && cl->answered && !cl->streaming)
+                set_deadline(cl); /* answered in full: a fresh deadline for the next one */
+        update_events(cl);
         return 0;
 }
 
-static int on_client_idle(sd_event_source *s, uint64_t usec, void *u)
+static int on_client_deadline(sd_event_source *s, uint64_t usec, void *u)
 {
         struct client *cl = u;
         (void)s;
@@ -263,8 +386,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *u)
                 cl->c = c;
                 cl->fd = cfd;
                 if (sd_event_add_io(c->e, &cl->io, cfd, EPOLLIN, on_client_io, cl) < 0 ||
-                    sd_event_add_time_relative(c->e, &cl->idle, CLOCK_MONOTONIC, CONTROL_IDLE_USEC,
-                                               0, on_client_idle, cl) < 0) {
+                    sd_event_add_time_relative(c->e, &cl->deadline, CLOCK_MONOTONIC,
+                                               c->request_usec, 0, on_client_deadline, cl) < 0) {
                         sd_event_source_disable_unref(cl->io);
                         close(cfd);
                         free(cl);
@@ -274,6 +397,21 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *u)
                 c->clients = cl;
                 c->n_clients++;
         }
+}
+
+/* Test hook: AGENTMETER_TEST_REQUEST_MS=<ms> (1..600000) replaces the
+ * request deadline, so tests of slow clients need not wait 10 s. */
+static uint64_t request_usec(void)
+{
+        const char *s = getenv("AGENTMETER_TEST_REQUEST_MS");
+        char *end;
+        unsigned long v;
+
+        if (!s || !*s)
+                return CONTROL_REQUEST_USEC;
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        return errno || *end || v == 0 || v > 600000 ? CONTROL_REQUEST_USEC : v * 1000ULL;
 }
 
 /* Another daemon answering on path? */
@@ -304,6 +442,7 @@ int control_new(sd_event *e, const char *path, const struct control_handlers *h,
                 return -ENOMEM;
         c->e = e;
         c->h = *h;
+        c->request_usec = request_usec();
         c->path = strdup(path);
         c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (!c->path || c->fd < 0) {

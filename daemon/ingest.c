@@ -371,6 +371,11 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
         return relevant;
 }
 
+struct source_rec *ingest_find(struct ingest *in, const char *path)
+{
+        return lookup(in, path);
+}
+
 void ingest_verify_all(struct ingest *in)
 {
         size_t iter;

@@ -96,6 +96,9 @@ int64_t ingest_retry_due(const struct ingest *in);
 int ingest_ledger_error(const struct ingest *in);
 void ingest_queue_retries(struct ingest *in);
 
+/* The known source at path, or NULL. */
+struct source_rec *ingest_find(struct ingest *in, const char *path);
+
 /* Iteration and figures for status. */
 struct source_rec *ingest_sources_first(struct ingest *in, size_t *iter);
 struct source_rec *ingest_sources_next(struct ingest *in, size_t *iter);

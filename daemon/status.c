@@ -8,10 +8,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "ingest.h"
 #include "ledger.h"
 #include "ratelimits.h"
 #include "registry.h"
+#include "row-bounds.h"
 #include "status-archives.h"
 #include "status.h"
 #include "timefmt.h"
@@ -209,6 +211,19 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         return h;
 }
 
+/* Rows refused for numbers out of bounds (row-bounds.h), by reason. */
+static json_object *refused_json(struct ledger *l)
+{
+        struct ledger_refused rf = {{0}};
+        json_object *o = json_object_new_object();
+
+        (void)ledger_get_refused(l, &rf);
+        add(o, "total", json_object_new_int64((int64_t)rf.n[0]));
+        for (int i = 1; i < ROW_REFUSAL_KINDS; i++)
+                add(o, row_refusal_name((enum row_refusal)i), json_object_new_int64((int64_t)rf.n[i]));
+        return o;
+}
+
 int status_build(const struct status_info *si, struct json_object **ret)
 {
         struct ledger *l = ingest_ledger(si->ingest);
@@ -233,6 +248,7 @@ int status_build(const struct status_info *si, struct json_object **ret)
         add(lo, "sessions", json_object_new_int64((int64_t)ls.sessions));
         add(lo, "sources", json_object_new_int64((int64_t)ls.sources));
         add(lo, "calls", json_object_new_int64((int64_t)ls.calls));
+        add(lo, "rows_refused", refused_json(l));
         int lerr = ingest_ledger_error(si->ingest);
         add(lo, "write_error", lerr ? json_object_new_string(strerror(-lerr)) : NULL);
         add(o, "ledger", lo);
@@ -268,33 +284,96 @@ int status_build(const struct status_info *si, struct json_object **ret)
         return 0;
 }
 
+static json_object *source_json(struct ingest *in, const struct source_rec *s)
+{
+        struct checkpoint cp = {0};
+        bool have = ledger_get_checkpoint(ingest_ledger(in), s->path, &cp) == 0;
+        json_object *so = json_object_new_object();
+        add(so, "path", json_object_new_string(s->path));
+        add(so, "harness", json_object_new_string(s->adapter->id));
+        add(so, "kind", json_object_new_string(s->kind == CLASS_DB          ? "db"
+                                           : s->kind == CLASS_ZSTD_LINES ? "zstd-lines"
+                                                                         : "lines"));
+        add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
+        add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
+        add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));
+        add(so, "lines", json_object_new_int64((int64_t)cp.lines));
+        add(so, "malformed", json_object_new_int64((int64_t)cp.malformed));
+        add(so, "oversized", json_object_new_int64((int64_t)cp.oversized));
+        add(so, "rows_added", json_object_new_int64((int64_t)cp.rows_added));
+        add(so, "resets", json_object_new_int64((int64_t)cp.resets));
+        add(so, "not_transcript", json_object_new_boolean(s->not_source));
+        add(so, "last_commit", time_or_null(cp.last_commit_ms));
+        add(so, "error", s->last_error ? json_object_new_string(strerror(-s->last_error)) : NULL);
+        return so;
+}
+
 int sources_build(struct ingest *in, struct json_object **ret)
 {
         json_object *o = json_object_new_object(), *arr = json_object_new_array();
         size_t it;
-        for (struct source_rec *s = ingest_sources_first(in, &it); s; s = ingest_sources_next(in, &it)) {
-                struct checkpoint cp = {0};
-                bool have = ledger_get_checkpoint(ingest_ledger(in), s->path, &cp) == 0;
-                json_object *so = json_object_new_object();
-                add(so, "path", json_object_new_string(s->path));
-                add(so, "harness", json_object_new_string(s->adapter->id));
-                add(so, "kind", json_object_new_string(s->kind == CLASS_DB          ? "db"
-                                                   : s->kind == CLASS_ZSTD_LINES ? "zstd-lines"
-                                                                                 : "lines"));
-                add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
-                add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
-                add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));
-                add(so, "lines", json_object_new_int64((int64_t)cp.lines));
-                add(so, "malformed", json_object_new_int64((int64_t)cp.malformed));
-                add(so, "oversized", json_object_new_int64((int64_t)cp.oversized));
-                add(so, "rows_added", json_object_new_int64((int64_t)cp.rows_added));
-                add(so, "resets", json_object_new_int64((int64_t)cp.resets));
-                add(so, "not_transcript", json_object_new_boolean(s->not_source));
-                add(so, "last_commit", time_or_null(cp.last_commit_ms));
-                add(so, "error", s->last_error ? json_object_new_string(strerror(-s->last_error)) : NULL);
-                json_object_array_add(arr, so);
-        }
+        for (struct source_rec *s = ingest_sources_first(in, &it); s; s = ingest_sources_next(in, &it))
+                json_object_array_add(arr, source_json(in, s));
         add(o, "sources", arr);
         *ret = o;
         return 0;
+}
+
+struct sources_stream {
+        struct ingest *in;
+        char **paths;
+        size_t n, next;
+};
+
+static void sources_stream_free(void *u)
+{
+        struct sources_stream *ss = u;
+        for (size_t i = ss->next; i < ss->n; i++)
+                free(ss->paths[i]);
+        free(ss->paths);
+        free(ss);
+}
+
+static int sources_stream_next(void *u, json_object **ret_item)
+{
+        struct sources_stream *ss = u;
+        while (ss->next < ss->n) {
+                char *path = ss->paths[ss->next++];
+                const struct source_rec *s = ingest_find(ss->in, path);
+                free(path);
+                if (s) {
+                        *ret_item = source_json(ss->in, s);
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+int sources_stream_new(struct ingest *in, struct control_stream *ret_stream)
+{
+        struct sources_stream *ss = calloc(1, sizeof(*ss));
+        size_t it, cap = 0;
+
+        if (!ss)
+                return -ENOMEM;
+        ss->in = in;
+        for (struct source_rec *s = ingest_sources_first(in, &it); s; s = ingest_sources_next(in, &it)) {
+                if (ss->n == cap) {
+                        size_t ncap = cap ? cap * 2 : 1024;
+                        char **np = realloc(ss->paths, ncap * sizeof(*np));
+                        if (!np)
+                                goto oom;
+                        ss->paths = np;
+                        cap = ncap;
+                }
+                if (!(ss->paths[ss->n] = strdup(s->path)))
+                        goto oom;
+                ss->n++;
+        }
+        *ret_stream = (struct control_stream){
+                .key = "sources", .next = sources_stream_next, .free = sources_stream_free, .u = ss};
+        return 0;
+oom:
+        sources_stream_free(ss);
+        return -ENOMEM;
 }

@@ -25,6 +25,11 @@ struct status_info {
 
 int status_build(const struct status_info *si, struct json_object **ret);
 int sources_build(struct ingest *in, struct json_object **ret);
+/* `sources` as a stream (control.h): the paths known now, each made into
+ * its JSON object as the client reads (a source gone meanwhile is left
+ * out). -ENOMEM. */
+struct control_stream;
+int sources_stream_new(struct ingest *in, struct control_stream *ret_stream);
 
 /* Records the install-time environment (AGENTMETER_INSTALL_VARS/TIME, set
  * by `agentmeterctl install` in the unit's drop-in) in the ledger meta. */

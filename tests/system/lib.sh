@@ -55,12 +55,21 @@ cleanup_env() {
 }
 
 # use_test_user: as root, run the binaries as an unprivileged user, so
-# permission checks mean something (root reads everything).
+# permission checks mean something (root reads everything). The checkout may
+# sit under a directory that user cannot enter (/root/src, mktemp -d), so the
+# binaries under test are copied into the test's own world-readable $T/bin
+# and the helpers of tests/lib into $T/testlib ($TLIB) first; anything else
+# the user must read is copied into $T by the test.
 RUN=()
+TLIB=$AM_SRCDIR/tests/lib # the test helpers (gen_pi.py...); a readable copy for the test user
 use_test_user() {
 	[ "$(id -u)" -eq 0 ] || return 0
 	id amtestsys >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys
 	local u; u=$(id -u amtestsys)
+	install -d -m 0755 "$T/bin" "$T/testlib"
+	install -m 0755 "$D" "$C" "$T/bin/"
+	install -m 0644 "$AM_SRCDIR"/tests/lib/*.py "$T/testlib/"
+	D=$T/bin/agentmeterd C=$T/bin/agentmeterctl TLIB=$T/testlib
 	chown -R "$u:$u" "$T"
 	RUN=(setpriv --reuid="$u" --regid="$u" --clear-groups env HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" XDG_CONFIG_HOME="$XDG_CONFIG_HOME")
 	AS_USER=amtestsys

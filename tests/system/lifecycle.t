@@ -7,7 +7,7 @@
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 new_env
 use_test_user
-GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
+GEN="python3 $TLIB/gen_pi.py"
 R=$HOME/.pi/agent/sessions
 P=$T/parts.jsonl
 touch "$P"; chmod 666 "$P"

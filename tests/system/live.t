@@ -18,7 +18,7 @@ start_daemon --reconcile-interval=3600; ok $? "daemon starts with no pi director
 check "socket is mode 0600" [ "$(stat -c %a "$XDG_RUNTIME_DIR/agentmeterd/control.sock")" = 600 ]
 "$D" --log-target=console >"$T/second.log" 2>&1; rc=$?
 check "a second daemon refuses to start" [ "$rc" -ne 0 ]
-check "... and says why" grep -q "already answering" "$T/second.log"
+check "... and says why" grep -q "already running on the state directory" "$T/second.log"
 check "the first one still answers" "$C" version
 
 # the first pi run creates the tree: watched from the nearest ancestor

@@ -66,7 +66,14 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	check "other uid cannot connect to the 0600 socket" [ "$rc" -ne 0 ]
 	chmod 666 "$SOCK"
 	out=$(setpriv --reuid="$OU" --regid="$OU" --clear-groups "$C" --socket "$SOCK" version 2>&1); rc=$?
-	check "other uid refused by SO_PEERCRED even with the socket opened up" [ "$rc" -ne 0 ]
+	check "other uid: agentmeterctl refuses a socket that is not its own" [ "$rc" -ne 0 ]
+	check "... and says so" grep -q "not a socket of yours" <<<"$out"
+	# a raw client of the other uid reaches the daemon, which refuses it
+	out=$(setpriv --reuid="$OU" --regid="$OU" --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5)
+print(s.makefile("rb").readline().decode(errors="replace"))' "$SOCK" 2>&1)
+	check "other uid refused by SO_PEERCRED even with the socket opened up" grep -q '"ok":false' <<<"$out"
 	check "... and told why" grep -qi "own user" <<<"$out"
 	check "the refusal was logged" grep -q "refused a control client of uid $OU" "$T/daemon.log"
 	chmod 600 "$SOCK"

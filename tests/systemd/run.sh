@@ -20,4 +20,12 @@ done
 	skip "no cgroup2 hierarchy to delegate"
 unshare --mount --propagation private true 2>/dev/null || skip "unshare --mount is not permitted"
 [ -x "$build/agentmeterd" ] && [ -x "$build/agentmeterctl" ] || skip "no binaries in $build (run make)"
-exec env AM_BUILD="$build" AM_SRCDIR="$src" bash "$here/harness.sh" "$here/test-service.sh"
+# Run from a copy under a mode-0700 parent (as /root/src or mktemp -d would
+# be): the test user must never need to enter the checkout (issue 9).
+P=$(mktemp -d /tmp/amsvc-src.XXXXXX); chmod 700 "$P"
+copy=$("$src/tests/lib/private-checkout.sh" "$src" "$build" "$P") || skip "could not copy the tree to $P"
+echo "# running from a copy under a 0700 parent: $copy"
+env AM_BUILD="$copy/build" AM_SRCDIR="$copy" bash "$copy/tests/systemd/harness.sh" "$copy/tests/systemd/test-service.sh"
+rc=$?
+rm -rf "$P"
+exit $rc

@@ -268,7 +268,10 @@ oc_got() { AS "$CTL" report daily --json --harness openclaw 2>/dev/null | jq -c 
 # a PicoClaw session under PICOCLAW_HOME's default workspace (no config.json)
 PCF=$AM_SRCDIR/fixtures/picoclaw/user/agents/workspace/sessions/sk_v1_86319e35ca45b729f361caadefd3b7d1a8558260a95ebb0516e52e26c9b32231.jsonl
 AS mkdir -p "$PCH/workspace/sessions"
-AS cp "$PCF" "$PCH/workspace/sessions/"
+# the checkout may be under a directory the test user cannot enter: stage the
+# fixture in the world-readable $WORK and let the user copy it from there
+install -d -m 0755 "$WORK/pcfix" && install -m 0644 "$PCF" "$WORK/pcfix/"
+AS cp "$WORK/pcfix/${PCF##*/}" "$PCH/workspace/sessions/"
 pc_want=$(jq -s -c '[.[] | select(.role == "assistant")] | [length, (map(.tool_calls // [] | length) | add)]' "$PCF")
 echo "# PicoClaw expected [events, tool_calls]: $pc_want"
 pc_got() { AS "$CTL" report daily --json --harness picoclaw 2>/dev/null | jq -c '.totals | [.events, .tool_calls]' 2>/dev/null; }
@@ -306,13 +309,16 @@ AS sh -c "printf 'daily 1000 tokens project=/work/budget-test name=sysd\n' > '$H
 dcheck "reload picks up budgets.conf" \
 	"AS systemctl --user reload agentmeterd && poll 10 'AS \"$CTL\" status --json | jq -e \".budgets.rules[0].name == \\\"sysd\\\"\"'"
 BS=$H/.pi/agent/sessions/--work-budget-test--/budget.jsonl
-AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" header "$BS" --cwd /work/budget-test
-AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" call "$BS" --cost 0.01 --tokens 900
+# the checkout may be under a directory the test user cannot enter: the
+# helper runs from a copy in the world-readable $WORK
+install -d -m 0755 "$WORK/testlib" && install -m 0644 "$AM_SRCDIR/tests/lib/pi_call.py" "$WORK/testlib/"
+AS /usr/bin/python3 "$WORK/testlib/pi_call.py" header "$BS" --cwd /work/budget-test
+AS /usr/bin/python3 "$WORK/testlib/pi_call.py" call "$BS" --cost 0.01 --tokens 900
 bj() { journalctl AGENTMETER_BUDGET=sysd -o json --no-pager 2>/dev/null | jq -s -c "$1"; }
 dcheck "80%: one journal entry with AGENTMETER_BUDGET, _LEVEL, _AMOUNT, _LIMIT" \
 	"poll 10 '[ \"\$(bj length)\" = 1 ]'; bj 'map([.AGENTMETER_BUDGET_LEVEL, .AGENTMETER_BUDGET_AMOUNT, .AGENTMETER_BUDGET_LIMIT, .AGENTMETER_BUDGET_UNIT, .PRIORITY])';
 	 [ \"\$(bj 'map([.AGENTMETER_BUDGET_LEVEL, .AGENTMETER_BUDGET_AMOUNT, .AGENTMETER_BUDGET_LIMIT, .AGENTMETER_BUDGET_UNIT, .PRIORITY])')\" = '[[\"80\",\"900\",\"1000\",\"tokens\",\"4\"]]' ]"
-AS /usr/bin/python3 "$AM_SRCDIR/tests/lib/pi_call.py" call "$BS" --cost 0.01 --tokens 200
+AS /usr/bin/python3 "$WORK/testlib/pi_call.py" call "$BS" --cost 0.01 --tokens 200
 dcheck "100%: exactly one more entry" \
 	"poll 10 '[ \"\$(bj length)\" = 2 ]'; sleep 1; bj 'map(.AGENTMETER_BUDGET_LEVEL)'; [ \"\$(bj 'map(.AGENTMETER_BUDGET_LEVEL)')\" = '[\"80\",\"100\"]' ]"
 AS systemctl --user restart agentmeterd

@@ -262,16 +262,24 @@ static void test_basic(const char *dir)
         batch[2] = *mkrow("b2", "s2", -1, 1, 1, 0);
         struct commit_batch cb = {.rows = batch, .n_rows = 3, .ret_outcomes = outc};
         r = ledger_commit(l, &cb, &res);
-        ok(r == 0 && outc[0] == ROW_ADDED && outc[1] == ROW_DUP && outc[2] == ROW_ADDED &&
-           res.added == 2 && res.dup == 1, "batch: in-batch duplicate seen as ROW_DUP");
+        ok(r == 0 && outc[0] == ROW_ADDED && outc[1] == ROW_DUP && outc[2] == ROW_REFUSED &&
+           res.added == 1 && res.dup == 1 && res.refused == 1,
+           "batch: in-batch duplicate seen as ROW_DUP, a pre-1970 row refused");
+        struct ledger_refused ref;
+        ok(ledger_get_refused(l, &ref) == 0 && ref.n[0] == 1 && ref.n[3] == 1 && ref.n[1] == 0,
+           "the refusal is counted, as a time refusal");
+        batch[2].time_ms = 0; /* the epoch itself is in bounds */
+        cb.n_rows = 1;
+        cb.rows = &batch[2];
+        r = ledger_commit(l, &cb, &res);
+        ok(r == 0 && outc[0] == ROW_ADDED, "a row at the epoch is stored");
         memset(&rl, 0, sizeof(rl));
         ledger_foreach_rollup(l, T0, T0 + 24 * 60 * MIN, collect_rollup, &rl);
         ok(rl.n == 2 && rl.e[0].bucket_ms == T0 && rl.e[1].bucket_ms == T0 + 30 * MIN,
            "rollup range is [from, until): the next day's bucket is not in it");
         memset(&rl, 0, sizeof(rl));
-        ledger_foreach_rollup(l, INT64_MIN, 0, collect_rollup, &rl);
-        ok(rl.n == 1 && rl.e[0].bucket_ms == -ROLLUP_BUCKET_MS,
-           "pre-1970 row: floor bucket, sorted first");
+        ledger_foreach_rollup(l, INT64_MIN, 1, collect_rollup, &rl);
+        ok(rl.n == 1 && rl.e[0].bucket_ms == 0, "epoch row: bucket 0, sorted first");
 
         struct ledger_stats stats;
         r = ledger_get_stats(l, &stats);

@@ -229,8 +229,8 @@ static void test_csv(void)
         ok(strncmp(out, "session,harness,project,provider,model,first,last,events,input_tokens,", 70) ==
                    0,
            "CSV header names the fields");
-        ok(strstr(out, "\"/home/u/my \"\"big\"\", proj\nx\"") != NULL,
-           "RFC 4180: quotes doubled, field with comma/newline quoted");
+        ok(strstr(out, "\"/home/u/my \"\"big\"\", proj\\x0ax\"") != NULL,
+           "RFC 4180: quotes doubled, field with a comma quoted, the newline escaped (\\x0a)");
         ok(strstr(out, ",1,5,,,,,,0.000001,") != NULL, "null/missing values are empty fields");
         ok(strstr(out, "\r\nTOTAL,,,,,,,1,") != NULL, "TOTAL row with empty key fields");
         ok(out[strlen(out) - 1] == '\n' && out[strlen(out) - 2] == '\r', "CRLF line ends");

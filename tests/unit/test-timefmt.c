@@ -1,7 +1,11 @@
 /* Unit tests for common/timefmt.c: RFC 3339 as harnesses write it (Go trims
  * fractions), offsets, malformed input, and calendar days in named zones. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "timefmt.h"
@@ -155,10 +159,67 @@ static void test_zones(void)
         ok(getenv("TZ") == NULL, "unset TZ stays unset");
 }
 
+/* Zone names are checked before anything is opened; what is opened is a
+ * regular TZif file inside the zoneinfo tree; offsets need no file. */
+static void test_zone_checks(void)
+{
+        static const char *const bad[] = {
+                "Europe/Berlin9", "../../etc/passwd1", "../../etc/passwd", "/etc/passwd",
+                "/usr/share/zoneinfo/Europe/Berlin", "Europe//Berlin", "Europe/", "/Europe",
+                "Europe/./Berlin", "Europe/Ber lin", "Europe/Berlin\n", "<+02>-2", "EST5EDT,M3.2.0",
+                "+15", "+05:60", "+14:30", "UTC+", "+5:3", "+123",
+        };
+        char day[11], dir[300], path[400];
+        int64_t midnight_z = 1773187200000LL; /* 2026-03-11T00:00:00Z */
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                is_int(timefmt_zone_valid(bad[i]), -EINVAL, bad[i]);
+        is_int(timefmt_zone_valid(":Europe/Berlin"), 0, ":Europe/Berlin (POSIX's file prefix)");
+        is_int(timefmt_zone_valid("Etc/GMT-2"), 0, "Etc/GMT-2");
+        is_int(timefmt_zone_valid("Z"), 0, "Z");
+        static const char *const offsets[] = {"+05:30", "-8", "UTC+02:00", "GMT-0330", "+14", "-00:00"};
+        for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++)
+                is_int(timefmt_zone_valid(offsets[i]), 0, offsets[i]);
+        timefmt_day(midnight_z - 1, "+05:30", day);
+        is_str(day, "2026-03-11", "+05:30: 23:59:59Z is already the next day");
+        timefmt_day(midnight_z + 3600000, "-08:00", day);
+        is_str(day, "2026-03-10", "-08:00: 01:00Z is still the day before");
+        timefmt_day(midnight_z + 4 * 3600000 - 1, "UTC-4", day);
+        is_str(day, "2026-03-10", "UTC-4 (east-positive, unlike POSIX)");
+        int64_t ms = 0;
+        ok(timefmt_parse_day("2026-03-11", "+02:00", &ms) == 0 && ms == midnight_z - 7200000,
+           "parse_day with an offset");
+
+        /* a TZDIR with a FIFO, a directory, a symlink out and a real file */
+        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
+        setenv("TZDIR", dir, 1);
+        snprintf(path, sizeof(path), "%s/Fifo", dir);
+        ok(mkfifo(path, 0600) == 0, "a FIFO in TZDIR");
+        alarm(10); /* a blocking open would hang here: fail instead */
+        is_int(timefmt_zone_valid("Fifo"), -EINVAL, "a FIFO is refused, without blocking");
+        alarm(0);
+        snprintf(path, sizeof(path), "%s/Out", dir);
+        ok(symlink("/usr/share/zoneinfo/Europe/Berlin", path) == 0, "a symlink out of TZDIR");
+        is_int(timefmt_zone_valid("Out"), -EINVAL, "a symlink out of the zoneinfo tree is refused");
+        snprintf(path, sizeof(path), "%s/Dir", dir);
+        mkdir(path, 0700);
+        is_int(timefmt_zone_valid("Dir"), -EINVAL, "a directory is refused");
+        snprintf(path, sizeof(path), "%s/NotTZ", dir);
+        FILE *f = fopen(path, "w");
+        fputs("hello", f);
+        fclose(f);
+        is_int(timefmt_zone_valid("NotTZ"), -EINVAL, "a regular file that is not TZif is refused");
+        snprintf(path, sizeof(path), "%s/Here", dir);
+        ok(symlink("NotTZ", path) == 0 && timefmt_zone_valid("Here") == -EINVAL,
+           "a symlink inside to a non-TZif file is refused");
+        unsetenv("TZDIR");
+}
+
 int main(void)
 {
         test_rfc3339();
         test_format();
         test_zones();
+        test_zone_checks();
         return tap_done();
 }
