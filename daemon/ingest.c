@@ -18,6 +18,7 @@
 #define MAX_ADAPTERS 8
 #define RETRY_MS 5000
 #define LEDGER_RETRY_MS 1000
+#define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
 #define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
 
 struct ingest {
@@ -447,7 +448,7 @@ static void note_error(struct ingest *in, struct source_rec *s, int err)
                          "cannot read source, skipping it and going on (retried later)");
 }
 
-static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
+static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, uint64_t *io_extra)
 {
         struct tail_ctx t = {
                 .ledger = in->ledger,
@@ -483,6 +484,8 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
             : s->kind == CLASS_ZSTD_LINES ? tail_zstd_file(&t, &ctx, &out)
                                           : tail_file(&t, &ctx, &out);
         account_from_ledger(in, s); /* commits may have happened even on failure */
+        if (r >= 0)
+                *io_extra += out.verified;
         if (t.ledger_error) {
                 /* the ledger, not the source: said once, as what it is; the
                  * source stays queued and reading pauses until a commit can
@@ -566,7 +569,7 @@ static void sweep_gone(struct ingest *in)
 
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
-        uint64_t start = in->counters.bytes_read;
+        uint64_t start = in->counters.bytes_read, extra = 0;
         int64_t now = now_ms();
         struct source_rec *deferred = NULL, *dtail = NULL;
 
@@ -590,15 +593,19 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                         continue;
                 }
                 prefetch(in->qhead);
-                uint64_t used = in->counters.bytes_read - start;
-                int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1);
+                uint64_t used = in->counters.bytes_read - start + extra;
+                int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1, &extra);
                 if (more)
                         enqueue(in, s);
                 if (more == LEDGER_BLOCKED) {
                         s->retry_wanted = true;
                         break;
                 }
-                if (in->counters.bytes_read - start >= budget_bytes)
+                /* a visit costs like reading VISIT_COST bytes (stat, open,
+                 * checkpoint), so a reconcile of many unchanged files, or a
+                 * rescan re-checking every consumed byte, yields the loop too */
+                extra += VISIT_COST;
+                if (in->counters.bytes_read - start + extra >= budget_bytes)
                         break;
         }
         /* deferred sources wait for ingest_queue_retries (or the next

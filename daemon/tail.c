@@ -591,6 +591,7 @@ static int tail_lines(struct tail_ctx *t, const struct source_ctx *src, bool zst
                 r = consumed_verify(rd.fd, &rd.cp, !full);
                 if (r < 0)
                         goto finish;
+                out.verified = full ? rd.cp.offset : rd.cp.offset - rd.cp.sum_len;
                 if (r == 0) {
                         checkpoint_reset(&rd.cp, &rd.st);
                         reset = true;

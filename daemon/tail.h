@@ -58,6 +58,8 @@ struct tail_outcome {
         char renamed_from[PATH_MAX];
         uint64_t size;  /* file size seen */
         uint64_t offset;
+        uint64_t verified; /* consumed bytes read again to check them (they count
+                            * against the caller's slice like bytes read) */
 };
 
 int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
