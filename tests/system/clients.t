@@ -104,6 +104,12 @@ diag "200 concurrent clients: $res"
 ! cat "$T"/cl/* | grep -q fail; ok $? "200 concurrent clients: every one answered or refused with busy"
 check "the daemon still answers" "$C" version
 
+# a rescan re-checks every one of the 21,000 files (and every consumed
+# byte): done in slices, so the watchdog and other clients keep going
+"$C" rescan >/dev/null; ok $? "rescan accepted"
+for i in $(seq 10); do "$C" version >/dev/null || break; sleep 0.2; done
+ok $? "clients answered while the rescan runs"
+
 mark end
 # ---- the watchdog was fed all along
 t_end=$(python3 -c 'import time; print(time.monotonic())')
