@@ -497,11 +497,26 @@ static void sweep_gone(struct ingest *in)
         }
 }
 
+/* The slice's group commit failed, so every write since ledger_group_begin
+ * is gone: queue every source again; each resumes from its stored
+ * checkpoint, so the lost rows come back exactly once. */
+static void group_lost(struct ingest *in, int err)
+{
+        log_errno(LOG_WARNING, err, "ledger commit failed: reading this slice's sources again");
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext)
+                        if (!s->gone)
+                                enqueue(in, s);
+}
+
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
         uint64_t start = in->counters.bytes_read;
         int64_t now = now_ms();
         struct source_rec *deferred = NULL, *dtail = NULL;
+        /* several sources queued (a scan): one group commit for the slice,
+         * so each B-tree page is written once, not once per source */
+        bool grouped = in->qhead && in->qhead->qnext && ledger_group_begin(in->ledger) == 0;
 
         while (in->qhead) {
                 struct source_rec *s = in->qhead;
@@ -534,6 +549,11 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
          * reconcile or event after their backoff) */
         for (struct source_rec *s = deferred; s; s = s->qnext)
                 s->queued = false;
+        if (grouped) {
+                int r = ledger_group_end(in->ledger);
+                if (r < 0)
+                        group_lost(in, r);
+        }
         if (!in->qhead)
                 sweep_gone(in);
         return in->qhead ? 1 : 0;

@@ -4,6 +4,7 @@ exact totals they hold (printed as JSON), so tests compare the daemon's
 ledger against numbers computed here, independently of the C code.
 
   gen_pi.py corpus DIR --files N --mb M [--seed S]    many sessions, ~M MB total
+  gen_pi.py corpus DIR --files N --pairs P --small     dense: P small calls per file
   gen_pi.py session FILE --calls K [--seed S] [--cwd P] header + K calls
   gen_pi.py append FILE --calls K [--seed S]          K more calls (no header)
 Realistic shape: user and tool-result lines of 1-50 KB between assistant lines.
@@ -101,6 +102,7 @@ def main():
     ap.add_argument("--files", type=int, default=10)
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--calls", type=int, default=1)
+    ap.add_argument("--pairs", type=int, default=0, help="corpus: this many calls per file (instead of --mb)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/home/u/proj")
     ap.add_argument("--small", action="store_true", help="small filler lines (fast tests)")
@@ -121,7 +123,7 @@ def main():
             with open(os.path.join(d, "%d_%s.jsonl" % (n, sid)), "w") as f:
                 f.write(json.dumps(header(sid, "/home/u/proj%d" % (n % 20), start), separators=(",", ":")) + "\n")
                 ts, i = start, 0
-                while f.tell() < per_file:
+                while (i < a.pairs) if a.pairs else (f.tell() < per_file):
                     ts = write_calls(f, rng, 1, tot, ts, fill, seq0=n * 100000 + i)
                     i += 1
                 tot.t["bytes"] += f.tell()
