@@ -17,6 +17,7 @@
 
 #define MAX_ADAPTERS 8
 #define RETRY_MS 5000
+#define GROUP_ROWS 2048 /* rows per group commit: bounds its dirty pages (~20 MB) */
 
 struct ingest {
         struct ledger *ledger;
@@ -497,6 +498,11 @@ static void sweep_gone(struct ingest *in)
         }
 }
 
+static uint64_t rows_seen(const struct ingest *in)
+{
+        return in->counters.rows_added + in->counters.rows_dup + in->counters.rows_merged;
+}
+
 /* The slice's group commit failed, so every write since ledger_group_begin
  * is gone: queue every source again; each resumes from its stored
  * checkpoint, so the lost rows come back exactly once. */
@@ -517,6 +523,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
         /* several sources queued (a scan): one group commit for the slice,
          * so each B-tree page is written once, not once per source */
         bool grouped = in->qhead && in->qhead->qnext && ledger_group_begin(in->ledger) == 0;
+        uint64_t group_rows = rows_seen(in);
 
         while (in->qhead) {
                 struct source_rec *s = in->qhead;
@@ -542,6 +549,14 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1);
                 if (more)
                         enqueue(in, s);
+                if (grouped && rows_seen(in) - group_rows >= GROUP_ROWS) {
+                        /* bound the group's dirty pages (private memory) */
+                        int r = ledger_group_end(in->ledger);
+                        if (r < 0)
+                                group_lost(in, r);
+                        grouped = ledger_group_begin(in->ledger) == 0;
+                        group_rows = rows_seen(in);
+                }
                 if (in->counters.bytes_read - start >= budget_bytes)
                         break;
         }
