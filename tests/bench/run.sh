@@ -44,6 +44,11 @@ corpus() { # name files mb pairs [args]: generates once, cached by parameters
 	fi
 }
 
+if [ -n "${AM_BENCH_GEN_ONLY:-}" ]; then   # only fill the corpus cache
+	for spec in "${CORPORA[@]}"; do read -r name files mb pairs extra <<< "$spec"; corpus "$name" "$files" "$mb" "$pairs" $extra; done
+	exit 0
+fi
+
 # ---- peers ------------------------------------------------------------------
 CC=$PEERS/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage
 TS=$PEERS/node_modules/@tokscale/cli-linux-x64-gnu/bin/tokscale
