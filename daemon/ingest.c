@@ -31,6 +31,7 @@ struct ingest {
         int64_t retry_due_ms; /* earliest retry_at_ms of a source left out by ingest_run */
         struct tail_counters counters;
         int64_t last_commit_ms;
+        struct row_batch spare; /* tail's rows buffer, kept between sources */
 };
 
 static int64_t now_ms(void)
@@ -107,6 +108,7 @@ struct ingest *ingest_free(struct ingest *in)
                 }
         }
         free(in->buckets);
+        row_batch_free(&in->spare);
         free_configs(in);
         root_list_free(&in->roots);
         free(in);
@@ -412,6 +414,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
                 .counters = &in->counters,
                 .on_rows = on_rows,
                 .u = in,
+                .spare = &in->spare,
         };
         struct source_ctx ctx = {
                 .adapter = s->adapter,

@@ -408,8 +408,24 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
         return TAIL_DONE;
 }
 
+#define SPARE_ROWS_MAX 256 /* a kept rows buffer: at most ~3 MB */
+
+static void reader_take_spare(struct reader *rd)
+{
+        if (rd->t->spare) {
+                rd->batch = *rd->t->spare;
+                memset(rd->t->spare, 0, sizeof(*rd->t->spare));
+        }
+}
+
 static void reader_free(struct reader *rd)
 {
+        if (rd->t->spare && rd->batch.cap <= SPARE_ROWS_MAX) {
+                row_batch_free(rd->t->spare);
+                row_batch_clear(&rd->batch);
+                *rd->t->spare = rd->batch;
+                memset(&rd->batch, 0, sizeof(rd->batch));
+        }
         rd->z = zstream_free(rd->z);
         if (rd->fd >= 0)
                 close(rd->fd);
@@ -557,6 +573,7 @@ static int tail_lines(struct tail_ctx *t, const struct source_ctx *src, bool zst
         r = open_source(src, &rd.fd, &rd.st);
         if (r < 0)
                 return r;
+        reader_take_spare(&rd); /* given back by reader_free */
         if (zstd) {
                 r = zstream_new(rd.fd, &rd.z);
                 if (r < 0)
@@ -700,6 +717,7 @@ int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcom
         r = open_source(src, &rd.fd, &rd.st);
         if (r < 0)
                 return r;
+        reader_take_spare(&rd); /* given back by reader_free */
         r = ledger_get_checkpoint(t->ledger, src->path, &rd.cp);
         if (r == -ENOENT) {
                 fresh_checkpoint(&rd.cp, src, &rd.st, SOURCE_DB);

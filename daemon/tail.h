@@ -18,7 +18,7 @@ struct tail_limits {
         uint64_t commit_bytes;  /* commit at least every this many bytes */
         size_t commit_rows;     /* ... or rows */
 };
-#define TAIL_LIMITS_DEFAULT { (16u << 20), (64u << 20), (8u << 20), 4096 }
+#define TAIL_LIMITS_DEFAULT { (16u << 20), (64u << 20), (8u << 20), 1024 } /* rows: 12 MB */
 
 struct tail_counters {
         uint64_t bytes_read, lines, malformed, oversized;
@@ -38,6 +38,8 @@ struct tail_ctx {
         void *u;
         bool verify_all;                /* check every consumed byte, not only the
                                          * cheap signs (an explicit rescan) */
+        struct row_batch *spare;        /* optional: a rows buffer kept from one
+                                         * call to the next (no regrowth per file) */
 };
 
 /* Results (besides negative errno, which means "could not read it now":
