@@ -466,8 +466,8 @@ static int fail(const char **ret_error, int r, const char *fmt, ...)
         return r;
 }
 
-int report_run(struct ledger *l, const struct report_query *q, json_object **ret_report,
-               const char **ret_error)
+static int run_in_zone(struct ledger *l, const struct report_query *q, json_object **ret_report,
+                       const char **ret_error)
 {
         struct run c = {.q = q, .l = l, .since_ms = INT64_MIN, .until_ms = INT64_MAX};
         json_object *o, *h = NULL, *totals = NULL;
@@ -607,4 +607,18 @@ int report_query_from_json(json_object *req, struct report_query *ret_query,
         }
         *ret_query = q;
         return 0;
+}
+
+int report_run(struct ledger *l, const struct report_query *q, json_object **ret_report,
+               const char **ret_error)
+{
+        struct timefmt_zone z = {0};
+        int r;
+
+        /* one zone switch for the whole report, not two per conversion */
+        if (timefmt_zone_valid(q->tz) == 0)
+                timefmt_zone_enter(&z, q->tz);
+        r = run_in_zone(l, q, ret_report, ret_error);
+        timefmt_zone_leave(&z);
+        return r;
 }

@@ -128,10 +128,13 @@ struct tz_guard {
 
 static void tz_enter(struct tz_guard *g, const char *tz)
 {
-        g->active = tz && *tz;
+        const char *cur = getenv("TZ");
+
+        /* already there (inside timefmt_zone_enter): switching back and
+         * forth would make glibc read a zone file twice per conversion */
+        g->active = tz && *tz && !(cur && strcmp(cur, tz) == 0);
         if (!g->active)
                 return;
-        const char *cur = getenv("TZ");
         g->had = cur != NULL;
         g->saved = cur ? strdup(cur) : NULL;
         setenv("TZ", tz, 1);
@@ -148,6 +151,22 @@ static void tz_leave(struct tz_guard *g)
                 unsetenv("TZ");
         free(g->saved);
         tzset();
+}
+
+void timefmt_zone_enter(struct timefmt_zone *z, const char *tz)
+{
+        struct tz_guard g;
+        tz_enter(&g, tz);
+        z->saved = g.saved;
+        z->had = g.had;
+        z->active = g.active;
+}
+
+void timefmt_zone_leave(struct timefmt_zone *z)
+{
+        struct tz_guard g = {.saved = z->saved, .had = z->had, .active = z->active};
+        tz_leave(&g);
+        z->active = 0;
 }
 
 static void local_tm(int64_t ms, const char *tz, struct tm *tm)

@@ -20,9 +20,16 @@ spec = importlib.util.spec_from_file_location("gen", gen_path)
 g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g)
 
 
+errors = {}
+
+
 def one(args):
     t0 = time.monotonic()
-    r = subprocess.run([a.ctl] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r = subprocess.run([a.ctl] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode:
+        msg = r.stderr.decode(errors="replace").strip().splitlines()
+        errors.setdefault((r.returncode, msg[-1][:200] if msg else ""), 0)
+        errors[(r.returncode, msg[-1][:200] if msg else "")] += 1
     return (time.monotonic() - t0) * 1000, r.returncode
 
 
@@ -81,3 +88,5 @@ w.join()
 summary("%d clients x %d reports, ingesting" % (a.clients, a.each), [r[0] for r in results],
         sum(1 for r in results if r[1]))
 print("   (all %d answered in %.2f s)" % (len(results), elapsed))
+for (rc, msg), k in errors.items():
+    print("   %d failed with exit %d: %s" % (k, rc, msg))
