@@ -32,6 +32,7 @@ struct ingest {
         struct tail_counters counters;
         int64_t last_commit_ms;
         struct row_batch spare; /* tail's rows buffer, kept between sources */
+        uint64_t group_rows;    /* rows per group commit */
 };
 
 static int64_t now_ms(void)
@@ -72,6 +73,7 @@ int ingest_new(struct ledger *l, const struct discover_env *env, const struct in
         if (!in)
                 return -ENOMEM;
         in->ledger = l;
+        in->group_rows = GROUP_ROWS;
         in->env = env;
         if (hooks)
                 in->hooks = *hooks;
@@ -552,7 +554,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1);
                 if (more)
                         enqueue(in, s);
-                if (grouped && rows_seen(in) - group_rows >= GROUP_ROWS) {
+                if (grouped && rows_seen(in) - group_rows >= in->group_rows) {
                         /* bound the group's dirty pages (private memory) */
                         int r = ledger_group_end(in->ledger);
                         if (r < 0)
@@ -575,6 +577,11 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
         if (!in->qhead)
                 sweep_gone(in);
         return in->qhead ? 1 : 0;
+}
+
+void ingest_set_group_rows(struct ingest *in, uint64_t rows)
+{
+        in->group_rows = rows ? rows : GROUP_ROWS;
 }
 
 int64_t ingest_retry_due(const struct ingest *in)
