@@ -79,6 +79,7 @@ for spec in "${CORPORA[@]}"; do
 	read -r name files mb pairs extra <<< "$spec"
 	corpus "$name" "$files" "$mb" "$pairs" $extra
 	d=$CORP/$name; S=$d/home/.pi/agent/sessions
+	rm -rf "$S/--bench--"   # the live runs' sessions, from an interrupted run
 	bytes=$(du -sb "$S" | cut -f1)
 	st=$W/state-$name
 	ENVS="env -i PATH=$PATH HOME=$W/home XDG_STATE_HOME=$st XDG_RUNTIME_DIR=$W/run PI_CODING_AGENT_SESSION_DIR=$S"
