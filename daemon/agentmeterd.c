@@ -85,6 +85,9 @@ static void schedule_drain(struct daemon *d)
 static void notify_progress(struct daemon *d, bool force)
 {
         uint64_t done, known, pct;
+        if (d->initial_scan_done && !force)
+                return; /* ingest_progress walks every source: after each drain it
+                         * made one appended line cost in proportion to the history */
         ingest_progress(d->ingest, &done, &known);
         pct = known ? done * 100 / known : 100;
         if (!force && pct == d->last_status_pct)

@@ -53,7 +53,7 @@ expect_screen '^By harness' "and back to harness"
 $CALL call "$S" --cost 0.01 --model "$(printf '模型%.0s' $(seq 30))" --tokens 10
 expect_screen '模型模型' "a model name in wide characters is drawn"
 "${TM[@]}" resize-window -t top -x 70 -y 20
-expect_screen '^Today +\$1\.750000' "after a resize the totals are still drawn"
+expect_screen '^Today +\$1\.760000' "after a resize the totals are still drawn (with the wide-named call's \$0.01)"
 widest=$(screen | python3 -c 'import sys, unicodedata as u; print(max(sum(2 if u.east_asian_width(c) in "WF" else 1 for c in l.rstrip("\n")) for l in sys.stdin))')
 check "... within the new width ($widest columns)" [ "$widest" -le 70 ]
 "${TM[@]}" resize-window -t top -x 140 -y 45
