@@ -33,6 +33,7 @@ struct ingest {
         int64_t last_commit_ms;
         struct row_batch spare; /* tail's rows buffer, kept between sources */
         uint64_t group_rows;    /* rows per group commit */
+        size_t n_gone;          /* records marked gone: sweep_gone has work */
 };
 
 static int64_t now_ms(void)
@@ -247,6 +248,7 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         struct source_rec *s = lookup(in, path);
         if (s) {
                 s->seen = true;
+                in->n_gone -= s->gone;
                 s->gone = false;
                 *ret = s;
                 return 0;
@@ -436,8 +438,10 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget)
                 note_error(in, s, e);
                 /* gone, and the latest scan did not find it either: drop it
                  * from the table (its rows and checkpoint stay in the ledger) */
-                if (e == -ENOENT && !s->seen)
+                if (e == -ENOENT && !s->seen) {
+                        in->n_gone += !s->gone;
                         s->gone = true;
+                }
                 return 0;
         }
         r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
@@ -494,6 +498,7 @@ static void sweep_gone(struct ingest *in)
                         if (s->gone && !s->queued) {
                                 *pp = s->hnext;
                                 in->n--;
+                                in->n_gone--;
                                 free(s->path);
                                 free(s);
                                 continue;
@@ -574,7 +579,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 if (r < 0)
                         group_lost(in, r);
         }
-        if (!in->qhead)
+        if (!in->qhead && in->n_gone) /* not a walk of every source per append */
                 sweep_gone(in);
         return in->qhead ? 1 : 0;
 }
