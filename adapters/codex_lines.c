@@ -94,8 +94,10 @@ static int emit(const struct source_ctx *ctx, struct parse_state *ps, struct cx_
         ROW_SET(row->provider, "openai");
         row_set_str(row->model, sizeof(row->model), ps->model, strlen(ps->model));
         row_set_str(row->tier, sizeof(row->tier), st->tier, strlen(st->tier));
-        for (uint32_t i = 0; i < st->n_calls && i < ROW_CALLS_MAX; i++)
+        for (uint32_t i = 0; i < st->n_calls && i < ROW_CALLS_MAX; i++) {
+                row->calls[i].id[0] = 0; /* Codex records no call ids */
                 row_set_str(row->calls[i].name, sizeof(row->calls[i].name), st->calls[i], strlen(st->calls[i]));
+        }
         row->n_calls = st->n_calls < ROW_CALLS_MAX ? st->n_calls : ROW_CALLS_MAX;
         st->n_calls = 0;
         return 0;

@@ -18,6 +18,8 @@ struct ledger {
         MDB_dbi dbi[DB_COUNT];
         bool rdonly;
         bool map_full; /* the current write attempt hit MDB_MAP_FULL */
+        MDB_txn *group; /* open group commit (ledger-group.c), else NULL */
+        int group_err;  /* the group was lost (negative errno) */
         char path[PATH_MAX];
         char error[LEDGER_ERROR_MAX];
         struct usage_row scratch_old, scratch_new; /* commit work space */
@@ -25,8 +27,15 @@ struct ledger {
 
 /* ledger_errno, plus: remembers MDB_MAP_FULL so ledger_write retries. */
 int ledger_fail(struct ledger *l, int rc);
-/* A read txn; handles MDB_MAP_RESIZED. */
+/* A read txn; handles MDB_MAP_RESIZED. Inside a group commit it is the
+ * group's txn (reads see the group's writes): end it with ledger_read_end. */
 int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn);
+void ledger_read_end(struct ledger *l, MDB_txn *txn);
+/* Doubles the map (no write txn may be open), -ENOSPC at the limit. */
+int ledger_grow_map(struct ledger *l);
+/* ledger_write inside the open group: fn in the group's txn (ledger-group.c). */
+int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *),
+                       void *ctx);
 /* fn in one write txn, retried from scratch after growing the map. */
 int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *), void *ctx);
 /* Stores path's checkpoint and its identity entry inside txn. */

@@ -2,6 +2,7 @@
  * with calls; the sums follow in ledger-sums.c) and reading rows back. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,15 @@
 
 /* ---- commit -------------------------------------------------------------- */
 
-/* Inserts the incoming row's calls that the activity db lacks, keyed under
- * the stored row m. Insert: index i, n_calls as given. Merge (grow): new
- * calls are numbered after m's existing ones and counted into m->n_calls. */
+/* Inserts the incoming row's calls that the activity db lacks. Insert
+ * (grow_into NULL): keyed under in itself, index i. Merge: keyed under the
+ * stored row grow_into, new calls numbered after its existing ones and
+ * counted into grow_into->n_calls. */
 static int put_calls(struct ledger *l, MDB_txn *txn, const struct usage_row *in,
-                     struct usage_row *m, bool grow, size_t *added)
+                     struct usage_row *grow_into, size_t *added)
 {
+        const struct usage_row *m = grow_into ? grow_into : in;
+        bool grow = grow_into != NULL;
         uint32_t n = in->n_calls < ROW_CALLS_MAX ? in->n_calls : ROW_CALLS_MAX;
         uint32_t have = m->n_calls;
 
@@ -48,7 +52,7 @@ static int put_calls(struct ledger *l, MDB_txn *txn, const struct usage_row *in,
                 have++;
         }
         if (grow)
-                m->n_calls = MAX(have, in->n_calls);
+                grow_into->n_calls = MAX(have, in->n_calls);
         return 0;
 }
 
@@ -125,9 +129,11 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                         if ((r = row_decode(v.mv_data, v.mv_size, old)) < 0)
                                 return r;
                         old->key = in->key;
-                        *m = *old;
+                        /* the fields without calls[] (12 KB of it): merge_row
+                         * and the encoding never read a stored row's calls */
+                        memcpy(m, old, offsetof(struct usage_row, calls));
                         merge_row(m, in);
-                        r = put_calls(l, txn, in, m, true, &res->calls_added);
+                        r = put_calls(l, txn, in, m, &res->calls_added);
                         if (r == 0)
                                 r = row_encode(old, a, sizeof(a), &alen);
                         if (r == 0)
@@ -156,8 +162,7 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                 res->dup++;
                 return ROW_DUP;
         }
-        *m = *in;
-        r = put_calls(l, txn, in, m, false, &res->calls_added);
+        r = put_calls(l, txn, in, NULL, &res->calls_added);
         if (r == 0)
                 r = ledger_sums_apply(l, txn, in, +1);
         if (r < 0)
@@ -354,6 +359,6 @@ int ledger_get_row(struct ledger *l, const struct row_key *key, struct usage_row
                 r = row_decode(v.mv_data, v.mv_size, ret_row);
         if (r == 0)
                 ret_row->key = *key;
-        mdb_txn_abort(txn);
+        ledger_read_end(l, txn);
         return r;
 }

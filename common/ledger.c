@@ -72,6 +72,10 @@ const char *ledger_open_error(void)
 
 int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
 {
+        if (l->group) {
+                *ret_txn = l->group;
+                return 0;
+        }
         int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, ret_txn);
         if (rc == MDB_MAP_RESIZED) { /* the writer grew the map */
                 rc = mdb_env_set_mapsize(l->env, 0);
@@ -81,7 +85,7 @@ int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
         return ledger_errno(rc);
 }
 
-static int grow_map(struct ledger *l)
+int ledger_grow_map(struct ledger *l)
 {
         MDB_envinfo info;
         int rc = mdb_env_info(l->env, &info);
@@ -98,6 +102,11 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
 {
         if (l->rdonly)
                 return -EROFS;
+        if (l->group) {
+                int r = ledger_group_write(l, fn, ctx);
+                if (r >= 0 || !l->map_full)
+                        return r;
+        }
         for (;;) {
                 MDB_txn *txn;
                 int r, rc;
@@ -113,7 +122,7 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                         r = ledger_fail(l, rc);
                 if (r >= 0 || !l->map_full)
                         return r;
-                r = grow_map(l);
+                r = ledger_grow_map(l);
                 if (r < 0)
                         return r;
         }
@@ -300,6 +309,7 @@ struct ledger *ledger_close(struct ledger *l)
 {
         if (!l)
                 return NULL;
+        ledger_group_abort(l);
         if (l->env)
                 mdb_env_close(l->env);
         free(l);
@@ -476,7 +486,7 @@ int ledger_get_checkpoint(struct ledger *l, const char *path, struct checkpoint 
         if (r < 0)
                 return r;
         r = cp_get(l, txn, path, &cp);
-        mdb_txn_abort(txn);
+        ledger_read_end(l, txn);
         if (r == 0)
                 *ret_cp = cp;
         return r;
@@ -506,7 +516,7 @@ int ledger_find_identity(struct ledger *l, uint64_t dev, uint64_t ino, char *ret
                 if (r == 0 && (cp.dev != dev || cp.ino != ino))
                         r = -ENOENT;
         }
-        mdb_txn_abort(txn);
+        ledger_read_end(l, txn);
         if (r == 0 && strlen(path) >= cap)
                 r = -ENAMETOOLONG;
         if (r == 0)
@@ -572,7 +582,7 @@ int ledger_foreach_checkpoint(struct ledger *l,
         if (c)
                 mdb_cursor_close(c);
         if (txn)
-                mdb_txn_abort(txn);
+                ledger_read_end(l, txn);
         free(cp);
         return r;
 }
@@ -594,7 +604,7 @@ int ledger_meta_get(struct ledger *l, const char *name, char *ret_value, size_t 
                 memcpy(ret_value, v.mv_data, v.mv_size);
                 ret_value[v.mv_size] = 0;
         }
-        mdb_txn_abort(txn);
+        ledger_read_end(l, txn);
         return r;
 }
 
@@ -638,7 +648,7 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
                 if (r == 0)
                         *out[i] = ms.ms_entries;
         }
-        mdb_txn_abort(txn);
+        ledger_read_end(l, txn);
         if (r < 0)
                 return r;
         r = ledger_errno(mdb_env_info(l->env, &info));
@@ -677,6 +687,6 @@ int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn 
                         r = ledger_errno(rc);
                 mdb_cursor_close(c);
         }
-        mdb_txn_abort(txn);
+        ledger_read_end(l, txn);
         return r;
 }

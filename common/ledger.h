@@ -36,6 +36,16 @@ const char *ledger_open_error(void);
  * recent txns, rows and checkpoints together, so lines are just re-read. */
 int ledger_sync(struct ledger *l);
 
+/* Group commit (ledger-group.c): between begin and end every ledger write
+ * goes into one outer txn, committed by ledger_group_end, and reads see the
+ * group's writes. A failed write drops the whole group (the writes after it
+ * get their own txns); then, or when its commit fails, ledger_group_end
+ * returns the error: the group's rows and checkpoints are lost together and
+ * the caller reads those sources again. */
+int ledger_group_begin(struct ledger *l);
+int ledger_group_end(struct ledger *l);
+void ledger_group_abort(struct ledger *l);
+
 /* Maps LMDB return codes (positive errno, negative MDB_*) to negative errno. */
 int ledger_errno(int mdb_rc);
 

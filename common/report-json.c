@@ -265,12 +265,21 @@ int report_run(struct ledger *l, const struct report_query *q, json_object **ret
                const char **ret_error)
 {
         struct report_result res;
+        struct timefmt_zone z = {0};
         json_object *o;
-        int r = report_build(l, q, &res, ret_error);
+        int r;
 
-        if (r < 0)
+        /* one zone switch for the whole report, not two per conversion
+         * (glibc reads the zone file at each switch) */
+        if (timefmt_zone_valid(q->tz) == 0)
+                timefmt_zone_enter(&z, q->tz);
+        r = report_build(l, q, &res, ret_error);
+        if (r < 0) {
+                timefmt_zone_leave(&z);
                 return r;
+        }
         o = report_to_json(q, &res);
+        timefmt_zone_leave(&z);
         report_result_free(&res);
         if (!o)
                 return report_fail(ret_error, -ENOMEM, "out of memory");

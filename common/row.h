@@ -80,7 +80,8 @@ struct usage_row {
         char price_source[ROW_PRICE_SRC_MAX]; /* with COST_COMPUTED: "table-YYYY-MM-DD" or
                                                * "override"; "" otherwise */
         uint32_t n_calls;                /* tool calls in this record (cost-share divisor) */
-        struct tool_call calls[ROW_CALLS_MAX];
+        struct tool_call calls[ROW_CALLS_MAX]; /* [0, n_calls) set (both strings); in a
+                                               * row_batch the rest is undefined */
 };
 
 /* Copies src into a fixed field, truncating on a UTF-8 boundary. */

@@ -164,21 +164,23 @@ static bool parse_offset(const char *tz, int *ret_minutes)
 
 static void tz_enter(struct tz_guard *g, const char *tz)
 {
+        const char *cur = getenv("TZ");
         char posix[32];
         int off;
 
-        g->active = tz && *tz;
-        if (!g->active)
-                return;
-        const char *cur = getenv("TZ");
-        g->had = cur != NULL;
-        g->saved = cur ? strdup(cur) : NULL;
-        if (parse_offset(tz, &off)) { /* POSIX counts west: "<+0530>-05:30" */
+        if (tz && *tz && parse_offset(tz, &off)) { /* POSIX counts west: "<+0530>-05:30" */
                 int a = off < 0 ? -off : off;
                 snprintf(posix, sizeof(posix), "<%c%02d%02d>%c%02d:%02d", off < 0 ? '-' : '+',
                          a / 60, a % 60, off < 0 ? '+' : '-', a / 60, a % 60);
                 tz = posix;
         }
+        /* already there (inside timefmt_zone_enter): switching back and
+         * forth would make glibc read a zone file twice per conversion */
+        g->active = tz && *tz && !(cur && strcmp(cur, tz) == 0);
+        if (!g->active)
+                return;
+        g->had = cur != NULL;
+        g->saved = cur ? strdup(cur) : NULL;
         setenv("TZ", tz, 1);
         tzset();
 }
@@ -193,6 +195,22 @@ static void tz_leave(struct tz_guard *g)
                 unsetenv("TZ");
         free(g->saved);
         tzset();
+}
+
+void timefmt_zone_enter(struct timefmt_zone *z, const char *tz)
+{
+        struct tz_guard g;
+        tz_enter(&g, tz);
+        z->saved = g.saved;
+        z->had = g.had;
+        z->active = g.active;
+}
+
+void timefmt_zone_leave(struct timefmt_zone *z)
+{
+        struct tz_guard g = {.saved = z->saved, .had = z->had, .active = z->active};
+        tz_leave(&g);
+        z->active = 0;
 }
 
 static void local_tm(int64_t ms, const char *tz, struct tm *tm)

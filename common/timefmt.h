@@ -20,6 +20,15 @@ void timefmt_format_utc(int64_t ms, char out[32]);
  * that it is a regular TZif file inside $TZDIR or /usr/share/zoneinfo
  * (opened O_NONBLOCK, never a FIFO or device): 0 or -EINVAL. */
 int timefmt_zone_valid(const char *tz);
+/* The process zone set to tz for a run of conversions in tz (each then
+ * skips its own switch); NULL or "" changes nothing. Single-threaded use. */
+struct timefmt_zone {
+        char *saved;
+        int had, active;
+};
+void timefmt_zone_enter(struct timefmt_zone *z, const char *tz);
+void timefmt_zone_leave(struct timefmt_zone *z);
+
 void timefmt_day(int64_t ms, const char *tz, char out[11]);   /* YYYY-MM-DD */
 void timefmt_month(int64_t ms, const char *tz, char out[8]);  /* YYYY-MM */
 /* Midnight at the start of "YYYY-MM-DD" in tz, as UTC ms. -EINVAL if malformed. */

@@ -1,5 +1,6 @@
 /* The consumed-bytes hash chain of a line source (see consumed.h). */
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 #define XXH_INLINE_ALL
@@ -97,4 +98,83 @@ int consumed_verify(int fd, const struct checkpoint *cp, bool only_tail)
                 r = 0;
         free(buf);
         return r;
+}
+
+int consumed_acc_seed(struct consumed_acc *acc, int fd, const struct checkpoint *cp)
+{
+        uint64_t n = cp->offset - cp->sum_len;
+        int r;
+
+        acc->valid = false;
+        if (!cp->consumed_known || cp->sum_len > cp->offset) {
+                if (cp->offset > 0)
+                        return 0; /* the first commit chains the whole prefix */
+                n = 0;
+        }
+        if (n >= CONSUMED_BLOCK)
+                return 0;
+        if (!acc->part && !(acc->part = malloc(CONSUMED_BLOCK)))
+                return -ENOMEM;
+        r = n ? read_exact(fd, acc->part, (size_t)n, cp->offset - n) : 1;
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 0;
+        acc->sum_len = cp->offset - n;
+        acc->sum_hash = cp->consumed_known ? cp->sum_hash : 0;
+        acc->off = cp->offset;
+        acc->valid = true;
+        return 0;
+}
+
+int consumed_acc_feed(struct consumed_acc *acc, const uint8_t *p, size_t n)
+{
+        if (!acc->valid)
+                return 0;
+        while (n > 0) {
+                size_t have = (size_t)(acc->off - acc->sum_len), k;
+                if (have == 0 && n >= CONSUMED_BLOCK) { /* a whole block in place */
+                        acc->sum_hash = XXH3_64bits_withSeed(p, CONSUMED_BLOCK, acc->sum_hash);
+                        acc->sum_len += CONSUMED_BLOCK;
+                        acc->off += CONSUMED_BLOCK;
+                        p += CONSUMED_BLOCK;
+                        n -= CONSUMED_BLOCK;
+                        continue;
+                }
+                k = CONSUMED_BLOCK - have < n ? CONSUMED_BLOCK - have : n;
+                memcpy(acc->part + have, p, k);
+                acc->off += k;
+                p += k;
+                n -= k;
+                if (have + k == CONSUMED_BLOCK) {
+                        acc->sum_hash = XXH3_64bits_withSeed(acc->part, CONSUMED_BLOCK, acc->sum_hash);
+                        acc->sum_len += CONSUMED_BLOCK;
+                }
+        }
+        return 0;
+}
+
+int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp)
+{
+        uint64_t whole = cp->offset - cp->offset % CONSUMED_BLOCK;
+        int r;
+
+        if (acc->valid && acc->sum_len == whole && cp->offset <= acc->off) {
+                cp->sum_len = whole;
+                cp->sum_hash = acc->sum_hash;
+                cp->tail_hash = XXH3_64bits_withSeed(acc->part, (size_t)(cp->offset - whole), whole);
+                cp->consumed_known = 1;
+                return 0;
+        }
+        r = consumed_extend(fd, cp);
+        if (r == 0)
+                r = consumed_acc_seed(acc, fd, cp);
+        return r;
+}
+
+void consumed_acc_free(struct consumed_acc *acc)
+{
+        free(acc->part);
+        acc->part = NULL;
+        acc->valid = false;
 }

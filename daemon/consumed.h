@@ -23,3 +23,25 @@ int consumed_extend(int fd, struct checkpoint *cp);
  * checkpoint that has no consumed fields yet (written before they existed)
  * verifies as 1. */
 int consumed_verify(int fd, const struct checkpoint *cp, bool only_tail);
+
+/* The same chain fed from the reader's own buffer as it consumes bytes, so a
+ * commit does not read them a second time (same hashes as consumed_extend). */
+struct consumed_acc {
+        bool valid;
+        uint64_t off;      /* bytes [0, off) are folded in or in part */
+        uint64_t sum_len;  /* whole blocks [0, sum_len) are in sum_hash */
+        uint64_t sum_hash;
+        uint8_t *part;     /* [sum_len, off), shorter than a block */
+};
+
+/* Starts at cp->offset from cp's fields: reads [cp->sum_len, cp->offset)
+ * (less than a block) once. Not valid (so consumed_acc_apply falls back to
+ * consumed_extend) for a checkpoint without consumed fields past offset 0. */
+int consumed_acc_seed(struct consumed_acc *acc, int fd, const struct checkpoint *cp);
+/* The n bytes at acc->off, which follow what was fed so far. */
+int consumed_acc_feed(struct consumed_acc *acc, const uint8_t *p, size_t n);
+/* consumed_extend(fd, cp) from the fed bytes when they reach cp->offset in
+ * the current block, else by reading (then seeded again). */
+int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp);
+void consumed_acc_free(struct consumed_acc *acc);
+

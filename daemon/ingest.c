@@ -20,6 +20,7 @@
 #define LEDGER_RETRY_MS 1000
 #define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
 #define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
+#define GROUP_ROWS 2048 /* rows per group commit: bounds its dirty pages (~20 MB) */
 
 struct ingest {
         struct ledger *ledger;
@@ -37,6 +38,10 @@ struct ingest {
         int64_t last_commit_ms;
         const struct price_table *prices;
         struct source_counts adapter_counts[MAX_ADAPTERS]; /* sums of the sources' counts */
+        struct row_batch spare; /* tail's rows buffer, kept between sources */
+        uint64_t group_rows;    /* rows per group commit */
+        size_t n_gone;          /* records marked gone: sweep_gone has work */
+        bool in_group;          /* ingest_run holds a group commit open */
 };
 
 static int64_t now_ms(void)
@@ -77,6 +82,7 @@ int ingest_new(struct ledger *l, const struct discover_env *env, const struct in
         if (!in)
                 return -ENOMEM;
         in->ledger = l;
+        in->group_rows = GROUP_ROWS;
         in->env = env;
         if (hooks)
                 in->hooks = *hooks;
@@ -113,6 +119,7 @@ struct ingest *ingest_free(struct ingest *in)
                 }
         }
         free(in->buckets);
+        row_batch_free(&in->spare);
         free_configs(in);
         root_list_free(&in->roots);
         free(in);
@@ -279,6 +286,7 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         struct source_rec *s = lookup(in, path);
         if (s) {
                 s->seen = true;
+                in->n_gone -= s->gone;
                 s->gone = false;
                 *ret = s;
                 return 0;
@@ -448,6 +456,28 @@ static void note_error(struct ingest *in, struct source_rec *s, int err)
                          "cannot read source, skipping it and going on (retried later)");
 }
 
+/* The ledger refused a commit (a full disk, a map that cannot grow): said
+ * once, as what it is; reading pauses (ingest_run) until LEDGER_RETRY_MS
+ * later, then tries again; nothing is lost, the sources resume from their
+ * stored checkpoints. */
+static void ledger_refused(struct ingest *in, int err)
+{
+        if (!in->ledger_error)
+                log_full(LOG_ERR, NULL, ledger_path(in->ledger), err,
+                         "the ledger cannot be written; reading paused, nothing is lost: it "
+                         "resumes as soon as a commit succeeds");
+        in->ledger_error = err;
+        in->ledger_retry_ms = now_ms() + LEDGER_RETRY_MS;
+}
+
+static void ledger_writable(struct ingest *in)
+{
+        if (!in->ledger_error)
+                return;
+        log_info("the ledger is writable again; reading resumed");
+        in->ledger_error = 0;
+}
+
 static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, uint64_t *io_extra)
 {
         struct tail_ctx t = {
@@ -457,6 +487,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 .on_rows = on_rows,
                 .u = in,
                 .prices = in->prices,
+                .spare = &in->spare,
         };
         struct source_ctx ctx = {
                 .adapter = s->adapter,
@@ -476,8 +507,10 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 note_error(in, s, e);
                 /* gone, and the latest scan did not find it either: drop it
                  * from the table (its rows and checkpoint stay in the ledger) */
-                if (e == -ENOENT && !s->seen)
+                if (e == -ENOENT && !s->seen) {
+                        in->n_gone += !s->gone;
                         s->gone = true;
+                }
                 return 0;
         }
         r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
@@ -487,21 +520,12 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
         if (r >= 0)
                 *io_extra += out.verified;
         if (t.ledger_error) {
-                /* the ledger, not the source: said once, as what it is; the
-                 * source stays queued and reading pauses until a commit can
-                 * succeed (retried every second) */
-                if (!in->ledger_error)
-                        log_full(LOG_ERR, NULL, ledger_path(in->ledger), t.ledger_error,
-                                 "the ledger cannot be written; reading paused, nothing is "
-                                 "lost: it resumes as soon as a commit succeeds");
-                in->ledger_error = t.ledger_error;
-                in->ledger_retry_ms = now_ms() + LEDGER_RETRY_MS;
+                /* the ledger, not the source: the source stays queued */
+                ledger_refused(in, t.ledger_error);
                 return LEDGER_BLOCKED;
         }
-        if (in->ledger_error) {
-                log_info("the ledger is writable again; reading resumed");
-                in->ledger_error = 0;
-        }
+        if (!in->in_group) /* inside a group, only its end says it was written */
+                ledger_writable(in);
         if (r < 0) {
                 note_error(in, s, r);
                 s->retry_at_ms = now_ms() + RETRY_MS;
@@ -558,6 +582,7 @@ static void sweep_gone(struct ingest *in)
                         if (s->gone && !s->queued) {
                                 *pp = s->hnext;
                                 in->n--;
+                                in->n_gone--;
                                 free(s->path);
                                 free(s);
                                 continue;
@@ -567,11 +592,39 @@ static void sweep_gone(struct ingest *in)
         }
 }
 
+static uint64_t rows_seen(const struct ingest *in)
+{
+        return in->counters.rows_added + in->counters.rows_dup + in->counters.rows_merged;
+}
+
+/* The slice's group commit failed, so every write since ledger_group_begin
+ * is gone: queue every source again; each resumes from its stored
+ * checkpoint, so the lost rows come back exactly once. */
+/* A group commit failed: none of its sources' rows or checkpoints were
+ * written, so every source is read again from its stored checkpoint. */
+static void group_lost(struct ingest *in, int err)
+{
+        ledger_refused(in, err);
+        for (size_t b = 0; b < in->nbuckets; b++)
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext)
+                        if (!s->gone)
+                                enqueue(in, s);
+}
+
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
         uint64_t start = in->counters.bytes_read, extra = 0;
         int64_t now = now_ms();
         struct source_rec *deferred = NULL, *dtail = NULL;
+        /* several sources queued (a scan): one group commit for the slice,
+         * so each B-tree page is written once, not once per source */
+        bool grouped;
+
+        /* the ledger refused the last commit: wait for the retry timer */
+        if (in->ledger_error && now < in->ledger_retry_ms)
+                return 0;
+        grouped = in->in_group = in->qhead && in->qhead->qnext && ledger_group_begin(in->ledger) == 0;
+        uint64_t group_rows = rows_seen(in);
 
         while (in->qhead) {
                 struct source_rec *s = in->qhead;
@@ -601,6 +654,19 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                         s->retry_wanted = true;
                         break;
                 }
+                if (grouped && rows_seen(in) - group_rows >= in->group_rows) {
+                        /* bound the group's dirty pages (private memory) */
+                        int r = ledger_group_end(in->ledger);
+                        in->in_group = false;
+                        if (r < 0) {
+                                group_lost(in, r);
+                                grouped = false;
+                                break;
+                        }
+                        ledger_writable(in);
+                        grouped = in->in_group = ledger_group_begin(in->ledger) == 0;
+                        group_rows = rows_seen(in);
+                }
                 /* a visit costs like reading VISIT_COST bytes (stat, open,
                  * checkpoint), so a reconcile of many unchanged files, or a
                  * rescan re-checking every consumed byte, yields the loop too */
@@ -612,9 +678,22 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
          * reconcile or event after their backoff) */
         for (struct source_rec *s = deferred; s; s = s->qnext)
                 s->queued = false;
-        if (!in->qhead)
+        if (grouped) {
+                int r = ledger_group_end(in->ledger);
+                in->in_group = false;
+                if (r < 0)
+                        group_lost(in, r);
+                else
+                        ledger_writable(in);
+        }
+        if (!in->qhead && in->n_gone) /* not a walk of every source per append */
                 sweep_gone(in);
         return in->qhead ? 1 : 0;
+}
+
+void ingest_set_group_rows(struct ingest *in, uint64_t rows)
+{
+        in->group_rows = rows ? rows : GROUP_ROWS;
 }
 
 int64_t ingest_retry_due(const struct ingest *in)

@@ -79,6 +79,9 @@ void ingest_verify_all(struct ingest *in);
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
  * used (1: call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
+/* Rows per group commit when several sources are queued (0: the default,
+ * 2,048, about 20 MB of dirty ledger pages; `--once` takes more). */
+void ingest_set_group_rows(struct ingest *in, uint64_t rows);
 /* A file changed (content_changed: written, created or moved in; else an
  * attribute change or a close): queues the source it belongs to, which the
  * root's adapter decides (adapter->source_of), noticing it first when it

@@ -43,6 +43,7 @@ struct reader {
         uint64_t lines_since, malformed_since, oversized_since;
         bool dirty;             /* something to commit even without rows */
         bool at_end;            /* read_lines reached the end of the source */
+        struct consumed_acc acc;/* the consumed-bytes chain, fed from buf */
 };
 
 
@@ -153,6 +154,22 @@ static void fresh_checkpoint(struct checkpoint *cp, const struct source_ctx *src
         cp->ino = st->st_ino;
 }
 
+/* Feeds the consumed-bytes chain up to file offset upto from buf (the bytes
+ * before buf_off are fed already); anything else falls back to re-reading. */
+static void acc_catch_up(struct reader *rd, uint64_t upto)
+{
+        struct consumed_acc *a = &rd->acc;
+
+        if (!a->valid || a->off >= upto)
+                return;
+        if (a->off < rd->buf_off || upto > rd->buf_off + rd->len) {
+                a->valid = false;
+                return;
+        }
+        (void)consumed_acc_feed(a, (const uint8_t *)rd->buf + (a->off - rd->buf_off),
+                                (size_t)(upto - a->off));
+}
+
 static int commit(struct reader *rd)
 {
         struct tail_ctx *t = rd->t;
@@ -190,7 +207,8 @@ static int commit(struct reader *rd)
         if (rd->z) {
                 cp->consumed_known = 0; /* decoded bytes are not hashed */
         } else if (cp->kind == SOURCE_LINES) {
-                r = consumed_extend(rd->fd, cp);
+                acc_catch_up(rd, cp->offset);
+                r = consumed_acc_apply(&rd->acc, rd->fd, cp);
                 if (r < 0)
                         return r;
         }
@@ -222,6 +240,7 @@ static int commit(struct reader *rd)
                 cp->sum_len = saved_consumed.sum_len;
                 cp->sum_hash = saved_consumed.sum_hash;
                 cp->tail_hash = saved_consumed.tail_hash;
+                rd->acc.valid = false; /* ahead of the checkpoint now */
                 return r;
         }
         cp->rows_added += res.added;
@@ -305,6 +324,11 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
 
         rd->buf_off = rd->cp.offset;
         rd->len = 0;
+        if (!rd->z && rd->cp.kind == SOURCE_LINES) {
+                r = consumed_acc_seed(&rd->acc, rd->fd, &rd->cp);
+                if (r < 0)
+                        return r;
+        }
         for (;;) {
                 if (rd->len == rd->cap) {
                         r = grow(rd);
@@ -314,6 +338,7 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                                 /* a line longer than max_line: drop what we
                                  * hold and skip to its newline */
                                 rd->skipping = true;
+                                acc_catch_up(rd, rd->buf_off + rd->len);
                                 rd->buf_off += rd->len;
                                 rd->len = 0;
                         }
@@ -358,9 +383,11 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                         /* the skipped line's bytes still end at a later
                          * newline; the marker window must hold its tail */
                         win_push(rd, p, rd->len - used);
+                        acc_catch_up(rd, rd->buf_off + rd->len);
                         rd->buf_off += rd->len;
                         rd->len = 0;
                 } else {
+                        acc_catch_up(rd, rd->buf_off + used);
                         memmove(rd->buf, p, rd->len - used);
                         rd->buf_off += used;
                         rd->len -= used;
@@ -383,13 +410,30 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
         return TAIL_DONE;
 }
 
+#define SPARE_ROWS_MAX 256 /* a kept rows buffer: at most ~3 MB */
+
+static void reader_take_spare(struct reader *rd)
+{
+        if (rd->t->spare) {
+                rd->batch = *rd->t->spare;
+                memset(rd->t->spare, 0, sizeof(*rd->t->spare));
+        }
+}
+
 static void reader_free(struct reader *rd)
 {
+        if (rd->t->spare && rd->batch.cap <= SPARE_ROWS_MAX) {
+                row_batch_free(rd->t->spare);
+                row_batch_clear(&rd->batch);
+                *rd->t->spare = rd->batch;
+                memset(&rd->batch, 0, sizeof(rd->batch));
+        }
         rd->z = zstream_free(rd->z);
         if (rd->fd >= 0)
                 close(rd->fd);
         free(rd->buf);
         free(rd->outcomes);
+        consumed_acc_free(&rd->acc);
         row_batch_free(&rd->batch);
 }
 
@@ -531,6 +575,7 @@ static int tail_lines(struct tail_ctx *t, const struct source_ctx *src, bool zst
         r = open_source(src, &rd.fd, &rd.st);
         if (r < 0)
                 return r;
+        reader_take_spare(&rd); /* given back by reader_free */
         if (zstd) {
                 r = zstream_new(rd.fd, &rd.z);
                 if (r < 0)
@@ -675,6 +720,7 @@ int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcom
         r = open_source(src, &rd.fd, &rd.st);
         if (r < 0)
                 return r;
+        reader_take_spare(&rd); /* given back by reader_free */
         r = ledger_get_checkpoint(t->ledger, src->path, &rd.cp);
         if (r == -ENOENT) {
                 fresh_checkpoint(&rd.cp, src, &rd.st, SOURCE_DB);

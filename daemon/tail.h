@@ -19,7 +19,7 @@ struct tail_limits {
         uint64_t commit_bytes;  /* commit at least every this many bytes */
         size_t commit_rows;     /* ... or rows */
 };
-#define TAIL_LIMITS_DEFAULT { (16u << 20), (64u << 20), (8u << 20), 4096 }
+#define TAIL_LIMITS_DEFAULT { (16u << 20), (64u << 20), (8u << 20), 1024 } /* rows: 12 MB */
 
 struct tail_counters {
         uint64_t bytes_read, lines, malformed, oversized;
@@ -42,6 +42,8 @@ struct tail_ctx {
         int ledger_error;               /* set: the ledger refused a commit (full disk,
                                          * map), the source itself is fine */
         const struct price_table *prices; /* optional: prices rows before each commit */
+        struct row_batch *spare;        /* optional: a rows buffer kept from one
+                                         * call to the next (no regrowth per file) */
 };
 
 /* Results (besides negative errno, which means "could not read it now":

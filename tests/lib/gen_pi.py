@@ -4,6 +4,11 @@ exact totals they hold (printed as JSON), so tests compare the daemon's
 ledger against numbers computed here, independently of the C code.
 
   gen_pi.py corpus DIR --files N --mb M [--seed S]    many sessions, ~M MB total
+  gen_pi.py corpus DIR --files N --pairs P --small     dense: P small calls per file
+  ... corpus --forks K                                  every Kth file a fork of the one
+      before it: its first half copied verbatim (same entries; counted once in the
+      totals, and separately under "copied", what a tool without cross-file
+      dedup counts a second time)
   gen_pi.py session FILE --calls K [--seed S] [--cwd P] header + K calls
   gen_pi.py append FILE --calls K [--seed S]          K more calls (no header)
 Realistic shape: user and tool-result lines of 1-50 KB between assistant lines.
@@ -71,12 +76,20 @@ def user(rng, ts_ms, size):
             "message": {"role": "user", "content": [{"type": "text", "text": filler(rng, size)}], "timestamp": ts_ms}}
 
 
-def write_calls(f, rng, k, tot, start_ms, fill_kb=(1, 50), seq0=0):
+def write_calls(f, rng, k, tot, start_ms, fill_kb=(1, 50), seq0=0, keep=None):
     ts = start_ms
     for i in range(k):
         ts += rng.randint(1000, 60000)
-        f.write(json.dumps(user(rng, ts, rng.randint(fill_kb[0], fill_kb[1]) * 1024), separators=(",", ":")) + "\n")
-        f.write(json.dumps(assistant(rng, seq0 + i, ts + 100, tot), separators=(",", ":")) + "\n")
+        u = json.dumps(user(rng, ts, rng.randint(fill_kb[0], fill_kb[1]) * 1024), separators=(",", ":")) + "\n"
+        one = Totals()
+        a = assistant(rng, seq0 + i, ts + 100, one)
+        for k2, v in one.t.items():
+            tot.t[k2] += v
+        line = json.dumps(a, separators=(",", ":")) + "\n"
+        f.write(u)
+        f.write(line)
+        if keep is not None:
+            keep.append((u + line, one))
     return ts
 
 
@@ -101,6 +114,8 @@ def main():
     ap.add_argument("--files", type=int, default=10)
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--calls", type=int, default=1)
+    ap.add_argument("--pairs", type=int, default=0, help="corpus: this many calls per file (instead of --mb)")
+    ap.add_argument("--forks", type=int, default=0, help="corpus: every Kth file forks the one before")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/home/u/proj")
     ap.add_argument("--small", action="store_true", help="small filler lines (fast tests)")
@@ -112,19 +127,37 @@ def main():
     fill = (0, 1) if a.small else (1, 50)
     if a.mode == "corpus":
         per_file = int(a.mb * 1024 * 1024 / a.files)
+        copied = Totals()
+        prev, prev_sid = [], None
         for n in range(a.files):
             proj = "--home-u-proj%d--" % (n % 20)
             d = os.path.join(a.path, proj)
             os.makedirs(d, exist_ok=True)
             sid = str(uuid.UUID(int=rng.getrandbits(128)))
             start = BASE_MS + n * 3600 * 1000
+            fork = a.forks and n % a.forks == a.forks - 1 and prev
+            keep = [] if a.forks and n % a.forks == a.forks - 2 else None
             with open(os.path.join(d, "%d_%s.jsonl" % (n, sid)), "w") as f:
-                f.write(json.dumps(header(sid, "/home/u/proj%d" % (n % 20), start), separators=(",", ":")) + "\n")
-                ts, i = start, 0
-                while f.tell() < per_file:
-                    ts = write_calls(f, rng, 1, tot, ts, fill, seq0=n * 100000 + i)
+                h = header(sid, "/home/u/proj%d" % (n % 20), start)
+                i = 0
+                if fork:
+                    h["parentSession"] = prev_sid
+                f.write(json.dumps(h, separators=(",", ":")) + "\n")
+                if fork:
+                    for text, one in prev[:len(prev) // 2]:
+                        f.write(text)
+                        for k2, v in one.t.items():
+                            copied.t[k2] += v
+                        i += 1
+                ts = start
+                while (i < a.pairs) if a.pairs else (f.tell() < per_file):
+                    ts = write_calls(f, rng, 1, tot, ts, fill, seq0=n * 100000 + i, keep=keep)
                     i += 1
                 tot.t["bytes"] += f.tell()
+            if keep is not None:
+                prev, prev_sid = keep, sid
+        if a.forks:
+            tot.t["copied"] = copied.t
     elif a.mode == "session":
         os.makedirs(os.path.dirname(a.path) or ".", exist_ok=True)
         sid = str(uuid.UUID(int=rng.getrandbits(128)))
