@@ -52,6 +52,7 @@
 
 #include "binio.h"
 #include "openclaw.h"
+#include "timefmt.h"
 
 #define BUSY_TIMEOUT_MS 200
 #define EVENT_MAX       (64u << 20) /* decompressed event cap (OpenClaw's own is 4 MiB) */
@@ -87,13 +88,6 @@ struct reader {
         size_t n_sess, cap_sess;
         struct row_batch scratch;
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- state ------------------------------------------------------------------ */
 
@@ -709,7 +703,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         struct reader rd = { .ctx = ctx };
         struct db_state st = state_get(ps);
         uint64_t wm = *io_watermark, fp = fingerprint(ctx->path), malformed = 0;
-        int64_t now = now_ms();
+        int64_t now = timefmt_now_ms();
         size_t n0 = out->n, n = 0;
         int r;
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "timefmt.h"
 
 /* Largest response proto_call accepts (reports can be long). */
 #define PROTO_RESPONSE_MAX (256u * 1024u * 1024u)
@@ -181,13 +182,6 @@ int proto_connect(const char *path, int *ret_fd)
         return 0;
 }
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits until fd is readable: 0, -ETIMEDOUT, -errno. */
 static int wait_readable(int fd, int64_t deadline)
 {
@@ -195,7 +189,7 @@ static int wait_readable(int fd, int64_t deadline)
                 struct pollfd p = {.fd = fd, .events = POLLIN};
                 int t = -1, n;
                 if (deadline >= 0) {
-                        int64_t left = deadline - now_ms();
+                        int64_t left = deadline - timefmt_mono_ms();
                         if (left <= 0)
                                 return -ETIMEDOUT;
                         t = left > INT32_MAX ? INT32_MAX : (int)left;
@@ -235,7 +229,7 @@ static ssize_t read_some(int fd, char *buf, size_t cap, bool *is_sock)
 
 int proto_read_line(int fd, size_t max, int timeout_ms, char **ret_line, size_t *ret_len)
 {
-        int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+        int64_t deadline = timeout_ms < 0 ? -1 : timefmt_mono_ms() + timeout_ms;
         size_t len = 0, cap = 0;
         char *buf = NULL;
         bool is_sock = true;

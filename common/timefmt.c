@@ -327,3 +327,17 @@ int timefmt_parse_day(const char *ymd, const char *tz, int64_t *ret_ms)
         *ret_ms = (int64_t)t * 1000;
         return 0;
 }
+
+int64_t timefmt_now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t timefmt_mono_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

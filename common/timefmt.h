@@ -33,3 +33,8 @@ void timefmt_day(int64_t ms, const char *tz, char out[11]);   /* YYYY-MM-DD */
 void timefmt_month(int64_t ms, const char *tz, char out[8]);  /* YYYY-MM */
 /* Midnight at the start of "YYYY-MM-DD" in tz, as UTC ms. -EINVAL if malformed. */
 int timefmt_parse_day(const char *ymd, const char *tz, int64_t *ret_ms);
+
+/* The clocks, in milliseconds: wall (UTC epoch, for times that are stored or
+ * shown) and monotonic (for intervals and deadlines). */
+int64_t timefmt_now_ms(void);
+int64_t timefmt_mono_ms(void);

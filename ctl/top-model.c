@@ -46,13 +46,6 @@ void top_period_starts(int64_t now_ms, char days[TOP_PERIODS][11])
         strftime(days[TOP_MONTH], 11, "%Y-%m-01", &tm);
 }
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sums_of(json_object *o, struct top_sums *s)
 {
         double c;
@@ -153,7 +146,7 @@ int top_model_refresh(struct top_model *m)
         char days[TOP_PERIODS][11];
         const char *kind = m->group == TOP_BY_PROJECT ? "session" : "model";
 
-        top_period_starts(now_ms(), days);
+        top_period_starts(timefmt_now_ms(), days);
         m->problem[0] = 0;
         m->n_lines = 0;
         memset(m->total, 0, sizeof(m->total));
@@ -241,7 +234,7 @@ int top_model_load_history(struct top_model *m, const char *state_dir)
 
         if (r >= 0) {
                 h->m = m;
-                h->since_ms = now_ms() - HISTORY_MS;
+                h->since_ms = timefmt_now_ms() - HISTORY_MS;
                 r = ledger_foreach_row(l, history_cb, h);
                 ledger_close(l);
         }
@@ -280,7 +273,7 @@ void top_model_add_row(struct top_model *m, json_object *row)
         jint(row, "total_tokens", &tokens);
         put_call(m, jstr(row, "key"), ms, priced, (int64_t)llround(cost * 1e9),
                  tokens > 0 ? (uint64_t)tokens : 0);
-        block_set_forget_before(&m->blocks, now_ms() - HISTORY_MS);
+        block_set_forget_before(&m->blocks, timefmt_now_ms() - HISTORY_MS);
 }
 
 void top_model_free(struct top_model *m)

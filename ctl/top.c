@@ -25,6 +25,7 @@
 #include "termtext.h"
 #include "top-model.h"
 #include "top.h"
+#include "timefmt.h"
 
 #define COALESCE_MS 250     /* rows arriving together: one re-query */
 #define TICK_MS 1000        /* clock and block countdown (no daemon traffic) */
@@ -38,20 +39,6 @@ struct top {
         int64_t reconnect_at;
         bool screen;
 };
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Cuts s to at most cols display columns (wide characters count two), so
  * no line wraps. Text is escaped before, so it holds no control bytes. */
@@ -119,7 +106,7 @@ static int draw_block(struct top *t, int y)
 {
         struct block_info b;
         char a[FMT_MAX], c[FMT_MAX], d[FMT_MAX], p[FMT_MAX], s[16], e[16];
-        int64_t now = wall_ms();
+        int64_t now = timefmt_now_ms();
 
         blocks_current(&t->m.blocks, now, &b);
         if (!b.active) {
@@ -301,7 +288,7 @@ static int on_event(json_object *ev, void *u)
                         return -EPIPE;
         }
         if (!t->refresh_due)
-                t->refresh_due = mono_ms() + COALESCE_MS;
+                t->refresh_due = timefmt_mono_ms() + COALESCE_MS;
         return 0;
 }
 
@@ -331,7 +318,7 @@ static int on_key(struct top *t, int ch)
 
 static int loop(struct top *t, int sigfd)
 {
-        int64_t next_tick = mono_ms() + TICK_MS;
+        int64_t next_tick = timefmt_mono_ms() + TICK_MS;
 
         for (;;) {
                 struct pollfd p[3] = {
@@ -339,7 +326,7 @@ static int loop(struct top *t, int sigfd)
                         { .fd = t->tc ? tailconn_fd(t->tc) : -1, .events = POLLIN },
                         { .fd = t->screen ? STDIN_FILENO : -1, .events = POLLIN },
                 };
-                int64_t now = mono_ms(), wake = t->screen ? next_tick : INT64_MAX;
+                int64_t now = timefmt_mono_ms(), wake = t->screen ? next_tick : INT64_MAX;
                 if (t->refresh_due && t->refresh_due < wake)
                         wake = t->refresh_due;
                 if (!t->tc && t->reconnect_at < wake)
@@ -364,11 +351,11 @@ static int loop(struct top *t, int sigfd)
                                 t->tc = tailconn_free(t->tc);
                                 if (!t->screen)
                                         return 0; /* the stream ends with the daemon */
-                                t->reconnect_at = mono_ms() + RECONNECT_MS;
+                                t->reconnect_at = timefmt_mono_ms() + RECONNECT_MS;
                                 draw(t);
                         }
                 }
-                now = mono_ms();
+                now = timefmt_mono_ms();
                 if (!t->tc && now >= t->reconnect_at) {
                         if (tailconn_open(t->o->socket_path, 5000, &t->tc) == 0)
                                 t->refresh_due = now;

@@ -35,6 +35,7 @@
 #include "watch-roots.h"
 #include "statusline-answer.h"
 #include "watch.h"
+#include "timefmt.h"
 
 #define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */
 #define SYNC_USEC (1000000ULL)          /* mdb_env_sync at most every second */
@@ -64,13 +65,6 @@ struct daemon {
         char *warnings[MAX_WARNINGS + 1];
         size_t n_warnings;
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void add_warning(struct daemon *d, const char *w)
 {
@@ -606,7 +600,7 @@ static int setup_live(struct daemon *d)
 int main(int argc, char **argv)
 {
         struct options o = { .level = LOG_INFO, .target = LOG_TARGET_AUTO, .reconcile_sec = 60 };
-        struct daemon d = { .start_ms = now_ms() };
+        struct daemon d = { .start_ms = timefmt_now_ms() };
         struct ingest_hooks hooks = { .on_dir = watch_dir_hook, .on_rows = on_rows, .u = &d };
         int r;
 

@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "ledger.h"
 #include "log.h"
+#include "timefmt.h"
 
 #define COALESCE_USEC 200000ULL
 #define EVAL_SHARE 10 /* wait at least 10x the last evaluation: at most ~10% of the time */
@@ -42,13 +43,6 @@ struct budget {
         uint64_t last_eval_usec;        /* how long the last evaluation took */
         struct rule_state st[BUDGET_MAX];
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t mono_usec(void)
 {
@@ -218,7 +212,7 @@ static int evaluate_rule(struct budget *bg, size_t i, int64_t now)
 
 int budget_evaluate(struct budget *bg, int all)
 {
-        int64_t now = now_ms();
+        int64_t now = timefmt_now_ms();
         uint64_t t0 = mono_usec();
         bool changed = false;
 
@@ -385,7 +379,7 @@ json_object *budget_status_json(const struct budget *bg)
         for (unsigned i = 0; i < bg->conf->n_errors && i < BUDGET_ERRORS_MAX; i++)
                 json_object_array_add(errs, json_object_new_string(bg->conf->errors[i]));
         json_object_object_add(o, "command", json_object_new_boolean(bg->conf->command[0] != 0));
-        int64_t now = now_ms();
+        int64_t now = timefmt_now_ms();
         for (size_t i = 0; i < bg->conf->n_rules; i++) {
                 const struct budget_rule *b = &bg->conf->rules[i];
                 struct rule_state cur = bg->st[i];

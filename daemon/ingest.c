@@ -14,6 +14,7 @@
 #include "log.h"
 #include "registry.h"
 #include "scan.h"
+#include "timefmt.h"
 
 #define MAX_ADAPTERS 8
 #define RETRY_MS 5000
@@ -44,13 +45,6 @@ struct ingest {
         bool in_group;          /* ingest_run holds a group commit open */
 };
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static size_t adapter_index(const struct adapter *a)
 {
         for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++)
@@ -70,7 +64,7 @@ static size_t path_hash(const char *s)
 static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
 {
         struct ingest *in = u;
-        in->last_commit_ms = now_ms();
+        in->last_commit_ms = timefmt_now_ms();
         if (in->hooks.on_rows)
                 in->hooks.on_rows(in->hooks.u, rows, outcomes, n);
 }
@@ -467,7 +461,7 @@ static void ledger_refused(struct ingest *in, int err)
                          "the ledger cannot be written; reading paused, nothing is lost: it "
                          "resumes as soon as a commit succeeds");
         in->ledger_error = err;
-        in->ledger_retry_ms = now_ms() + LEDGER_RETRY_MS;
+        in->ledger_retry_ms = timefmt_now_ms() + LEDGER_RETRY_MS;
 }
 
 static void ledger_writable(struct ingest *in)
@@ -528,7 +522,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 ledger_writable(in);
         if (r < 0) {
                 note_error(in, s, r);
-                s->retry_at_ms = now_ms() + RETRY_MS;
+                s->retry_at_ms = timefmt_now_ms() + RETRY_MS;
                 return 0;
         }
         if (s->last_error)
@@ -614,7 +608,7 @@ static void group_lost(struct ingest *in, int err)
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
         uint64_t start = in->counters.bytes_read, extra = 0;
-        int64_t now = now_ms();
+        int64_t now = timefmt_now_ms();
         struct source_rec *deferred = NULL, *dtail = NULL;
         /* several sources queued (a scan): one group commit for the slice,
          * so each B-tree page is written once, not once per source */

@@ -7,15 +7,9 @@
 
 #include "ingest.h"
 #include "progress.h"
+#include "timefmt.h"
 
 #define REDRAW_MS 200
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void bytes_text(uint64_t v, char *buf, size_t cap)
 {
@@ -71,7 +65,7 @@ void progress_format(uint64_t files_done, uint64_t files, uint64_t bytes_done, u
 void progress_start(struct progress *p, int fd)
 {
         const char *hook = getenv("AGENTMETER_TEST_PROGRESS_MS");
-        *p = (struct progress){ .fd = fd, .enabled = isatty(fd) == 1, .start_ms = mono_ms(),
+        *p = (struct progress){ .fd = fd, .enabled = isatty(fd) == 1, .start_ms = timefmt_mono_ms(),
                                 .after_ms = 1000 };
         if (hook)
                 p->after_ms = strtoll(hook, NULL, 10);
@@ -79,7 +73,7 @@ void progress_start(struct progress *p, int fd)
 
 void progress_update(struct progress *p, struct ingest *in)
 {
-        int64_t now = mono_ms();
+        int64_t now = timefmt_mono_ms();
         uint64_t done, known, files = 0, files_done = 0;
         char line[256], out[300];
         size_t it;

@@ -16,6 +16,7 @@
 #include "lines.h"
 #include "tail.h"
 #include "zstream.h"
+#include "timefmt.h"
 
 #define HEAD_MAX   1024u
 #define MARKER_MAX 64u
@@ -48,13 +49,6 @@ struct reader {
 
 
 _Static_assert(PS_ENCODED_MAX <= CHECKPOINT_STATE_MAX, "an encoded parse_state fits a checkpoint");
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t mtime_ns(const struct stat *st)
 {
@@ -216,7 +210,7 @@ static int commit(struct reader *rd)
         cp->lines += rd->lines_since;
         cp->malformed += rd->malformed_since;
         cp->oversized += rd->oversized_since;
-        cp->last_commit_ms = now_ms();
+        cp->last_commit_ms = timefmt_now_ms();
 
         pricing_apply_batch(t->prices, &rd->batch);
         struct commit_batch b = {
