@@ -11,6 +11,7 @@
 enum { DB_META, DB_USAGE, DB_ACTIVITY, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS, DB_COUNT };
 
 #define LEDGER_ERROR_MAX (PATH_MAX + 256) /* a path plus a sentence */
+#define MAP_LIMIT (1ull << 40) /* the map stops doubling at 1 TiB */
 #define VALUE_VERSION 1 /* first byte of every non-row value we encode */
 
 struct ledger {
@@ -18,7 +19,7 @@ struct ledger {
         MDB_dbi dbi[DB_COUNT];
         bool rdonly;
         bool map_full; /* the current write attempt hit MDB_MAP_FULL */
-        MDB_txn *group; /* open group commit (ledger-group.c), else NULL */
+        MDB_txn *group; /* open group commit (ledger-txn.c), else NULL */
         int group_err;  /* the group was lost (negative errno) */
         char path[PATH_MAX];
         char error[LEDGER_ERROR_MAX];
@@ -33,7 +34,7 @@ int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn);
 void ledger_read_end(struct ledger *l, MDB_txn *txn);
 /* Doubles the map (no write txn may be open), -ENOSPC at the limit. */
 int ledger_grow_map(struct ledger *l);
-/* ledger_write inside the open group: fn in the group's txn (ledger-group.c). */
+/* ledger_write inside the open group: fn in the group's txn (ledger-txn.c). */
 int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *),
                        void *ctx);
 /* fn in one write txn, retried from scratch after growing the map. */

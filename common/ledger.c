@@ -18,7 +18,6 @@
 /* Test hook: AGENTMETER_TEST_MAPSIZE=<bytes> replaces the initial map size of
  * a writable open, so tests can force MDB_MAP_FULL and the growth path. */
 #define MAP_INITIAL (256ull << 20) /* sparse: costs nothing until used */
-#define MAP_LIMIT (1ull << 40)     /* stop doubling at 1 TiB */
 #define SOURCE_KEY_INLINE 400      /* longer paths are keyed by their hash */
 
 static const char *const db_names[DB_COUNT] = {
@@ -30,30 +29,6 @@ static const char *const db_names[DB_COUNT] = {
 /* The only process-wide state: why the last ledger_open() on this thread
  * failed (there is no handle to hang it on). */
 static _Thread_local char open_error[LEDGER_ERROR_MAX];
-
-
-int ledger_errno(int rc)
-{
-        if (rc >= 0)
-                return -rc;
-        switch (rc) {
-        case MDB_MAP_FULL: return -ENOSPC;
-        case MDB_NOTFOUND: return -ENOENT;
-        case MDB_KEYEXIST: return -EEXIST;
-        case MDB_CORRUPTED:
-        case MDB_INVALID: return -EBADMSG;
-        case MDB_VERSION_MISMATCH: return -EPROTO;
-        default: return -EIO;
-        }
-}
-
-/* Maps an LMDB failure inside a write txn, remembering MAP_FULL for the retry. */
-int ledger_fail(struct ledger *l, int rc)
-{
-        if (rc == MDB_MAP_FULL)
-                l->map_full = true;
-        return ledger_errno(rc);
-}
 
 const char *ledger_path(const struct ledger *l)
 {
@@ -68,64 +43,6 @@ const char *ledger_error(const struct ledger *l)
 const char *ledger_open_error(void)
 {
         return open_error;
-}
-
-int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
-{
-        if (l->group) {
-                *ret_txn = l->group;
-                return 0;
-        }
-        int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, ret_txn);
-        if (rc == MDB_MAP_RESIZED) { /* the writer grew the map */
-                rc = mdb_env_set_mapsize(l->env, 0);
-                if (rc == 0)
-                        rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, ret_txn);
-        }
-        return ledger_errno(rc);
-}
-
-int ledger_grow_map(struct ledger *l)
-{
-        MDB_envinfo info;
-        int rc = mdb_env_info(l->env, &info);
-        if (rc)
-                return ledger_errno(rc);
-        if (info.me_mapsize >= MAP_LIMIT)
-                return -ENOSPC;
-        return ledger_errno(mdb_env_set_mapsize(l->env, info.me_mapsize * 2));
-}
-
-/* Runs fn in one write txn; on MDB_MAP_FULL (from a put or the commit) the
- * whole txn is aborted, the map doubled, and fn run again from scratch. */
-int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *), void *ctx)
-{
-        if (l->rdonly)
-                return -EROFS;
-        if (l->group) {
-                int r = ledger_group_write(l, fn, ctx);
-                if (r >= 0 || !l->map_full)
-                        return r;
-        }
-        for (;;) {
-                MDB_txn *txn;
-                int r, rc;
-
-                l->map_full = false;
-                rc = mdb_txn_begin(l->env, NULL, 0, &txn);
-                if (rc)
-                        return ledger_errno(rc);
-                r = fn(l, txn, ctx);
-                if (r < 0)
-                        mdb_txn_abort(txn);
-                else if ((rc = mdb_txn_commit(txn)) != 0) /* frees txn either way */
-                        r = ledger_fail(l, rc);
-                if (r >= 0 || !l->map_full)
-                        return r;
-                r = ledger_grow_map(l);
-                if (r < 0)
-                        return r;
-        }
 }
 
 static size_t initial_map_size(void)

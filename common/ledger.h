@@ -36,7 +36,7 @@ const char *ledger_open_error(void);
  * recent txns, rows and checkpoints together, so lines are just re-read. */
 int ledger_sync(struct ledger *l);
 
-/* Group commit (ledger-group.c): between begin and end every ledger write
+/* Group commit (ledger-txn.c): between begin and end every ledger write
  * goes into one outer txn, committed by ledger_group_end, and reads see the
  * group's writes. A failed write drops the whole group (the writes after it
  * get their own txns); then, or when its commit fails, ledger_group_end

@@ -127,6 +127,24 @@ int report_blocks_collect(struct ledger *l, const struct report_query *q,
         return r;
 }
 
+int report_blocks_build(struct ledger *l, const struct report_query *q,
+                        struct report_result *ret_result, const char **ret_error)
+{
+        struct report_result res = {0};
+        struct report_range rg;
+        int r = report_query_range(q, &rg, ret_error);
+
+        if (r < 0)
+                return r;
+        r = report_blocks_collect(l, q, &rg, &res);
+        if (r < 0) {
+                free(res.rows);
+                return report_fail(ret_error, r, "reading the ledger: %s", strerror(-r));
+        }
+        report_result_finish(q, res.rows, res.n, ret_result);
+        return 0;
+}
+
 bool report_block_live(const struct report_entry *e, int64_t now_ms, struct block_live *ret)
 {
         int64_t end = e->first_ms + REPORT_BLOCK_MS;

@@ -15,6 +15,9 @@
  * the last call in it, sums). -ENOMEM, ledger errors. */
 int report_blocks_collect(struct ledger *l, const struct report_query *q,
                           const struct report_range *rg, struct report_result *res);
+/* report_build for REPORT_BLOCKS: the range, the blocks, the totals. */
+int report_blocks_build(struct ledger *l, const struct report_query *q,
+                        struct report_result *ret_result, const char **ret_error);
 
 /* The latest block of harness `tool` from the rollups of the day before
  * now_ms (quick, for the status line: a block's start is the start of its

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "report-blocks.h"
 #include "report-build.h"
 #include "timefmt.h"
 
@@ -397,18 +396,19 @@ static void keep_sessions_in_range(struct run *c)
         c->agg.n = k;
 }
 
-static void finish(struct run *c, struct report_result *res)
+void report_result_finish(const struct report_query *q, struct report_entry *rows, size_t n,
+                          struct report_result *res)
 {
-        int (*cmp)(const void *, const void *) = c->q->kind == REPORT_SESSION ? session_cmp
-                                                 : c->q->kind == REPORT_TOOL  ? tool_cmp
-                                                                              : key_cmp;
+        int (*cmp)(const void *, const void *) = q->kind == REPORT_SESSION ? session_cmp
+                                                 : q->kind == REPORT_TOOL  ? tool_cmp
+                                                                           : key_cmp;
 
-        if (c->agg.n)
-                qsort(c->agg.v, c->agg.n, sizeof(*c->agg.v), cmp);
-        *res = (struct report_result){.kind = c->q->kind, .rows = c->agg.v, .n = c->agg.n};
+        if (n)
+                qsort(rows, n, sizeof(*rows), cmp);
+        *res = (struct report_result){.kind = q->kind, .rows = rows, .n = n};
         for (size_t i = 0; i < res->n; i++) {
                 const struct report_entry *e = &res->rows[i];
-                if (c->q->kind == REPORT_TOOL) {
+                if (q->kind == REPORT_TOOL) {
                         res->calls += e->calls;
                         res->priced_calls += e->priced_calls;
                         res->share_nano += e->share_nano;
@@ -416,6 +416,11 @@ static void finish(struct run *c, struct report_result *res)
                         usage_sums_add(&res->totals, &e->sums);
                 }
         }
+}
+
+static void finish(struct run *c, struct report_result *res)
+{
+        report_result_finish(c->q, c->agg.v, c->agg.n, res);
         c->agg.v = NULL;
 }
 
@@ -429,12 +434,9 @@ int report_build(struct ledger *l, const struct report_query *q, struct report_r
         r = report_query_range(q, &c.rg, ret_error);
         if (r < 0)
                 return r;
-        if (q->kind == REPORT_BLOCKS) {
-                struct report_result res = {0};
-                r = report_blocks_collect(l, q, &c.rg, &res);
-                c.agg.v = res.rows;
-                c.agg.n = res.n;
-        } else if (q->kind == REPORT_TOOL) {
+        if (q->kind == REPORT_BLOCKS) /* built on top: report-blocks.c */
+                return report_fail(ret_error, -EINVAL, "blocks are built by report_blocks_build");
+        if (q->kind == REPORT_TOOL) {
                 c.row = malloc(sizeof(*c.row));
                 r = c.row ? ledger_foreach_activity(l, activity_cb, &c) : -ENOMEM;
         } else if (from_rows) {

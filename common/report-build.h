@@ -55,6 +55,10 @@ void report_iso_week(const char *monday, char out[16]);
 int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
                  const char **ret_error);
 void report_result_free(struct report_result *res);
+/* A result from its entries (malloc'd, taken over): sorted as the kind's
+ * report is, with the totals summed. */
+void report_result_finish(const struct report_query *q, struct report_entry *rows, size_t n,
+                          struct report_result *res);
 
 /* The sums a row adds under a cost mode (vendor: a table-priced row counts
  * as unpriced). */

@@ -273,7 +273,8 @@ int report_run(struct ledger *l, const struct report_query *q, json_object **ret
          * (glibc reads the zone file at each switch) */
         if (timefmt_zone_valid(q->tz) == 0)
                 timefmt_zone_enter(&z, q->tz);
-        r = report_build(l, q, &res, ret_error);
+        r = q->kind == REPORT_BLOCKS ? report_blocks_build(l, q, &res, ret_error)
+                                     : report_build(l, q, &res, ret_error);
         if (r < 0) {
                 timefmt_zone_leave(&z);
                 return r;

@@ -1,0 +1,185 @@
+/* The ledger's transactions: LMDB errors as negative errno, read txns, one
+ * write txn per unit with map growth on MDB_MAP_FULL, and group commit (many
+ * units, each rows + checkpoint of one source, inside one outer txn, so an
+ * initial scan writes each B-tree page once per group, not once per source).
+ * Everything else in the ledger builds on these; they call nothing of it. */
+#include <errno.h>
+
+#include "ledger-internal.h"
+
+int ledger_errno(int rc)
+{
+        if (rc >= 0)
+                return -rc;
+        switch (rc) {
+        case MDB_MAP_FULL: return -ENOSPC;
+        case MDB_NOTFOUND: return -ENOENT;
+        case MDB_KEYEXIST: return -EEXIST;
+        case MDB_CORRUPTED:
+        case MDB_INVALID: return -EBADMSG;
+        case MDB_VERSION_MISMATCH: return -EPROTO;
+        default: return -EIO;
+        }
+}
+
+/* Maps an LMDB failure inside a write txn, remembering MAP_FULL for the retry. */
+int ledger_fail(struct ledger *l, int rc)
+{
+        if (rc == MDB_MAP_FULL)
+                l->map_full = true;
+        return ledger_errno(rc);
+}
+
+int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
+{
+        if (l->group) {
+                *ret_txn = l->group;
+                return 0;
+        }
+        int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, ret_txn);
+        if (rc == MDB_MAP_RESIZED) { /* the writer grew the map */
+                rc = mdb_env_set_mapsize(l->env, 0);
+                if (rc == 0)
+                        rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, ret_txn);
+        }
+        return ledger_errno(rc);
+}
+
+int ledger_grow_map(struct ledger *l)
+{
+        MDB_envinfo info;
+        int rc = mdb_env_info(l->env, &info);
+        if (rc)
+                return ledger_errno(rc);
+        if (info.me_mapsize >= MAP_LIMIT)
+                return -ENOSPC;
+        return ledger_errno(mdb_env_set_mapsize(l->env, info.me_mapsize * 2));
+}
+
+/* Runs fn in one write txn; on MDB_MAP_FULL (from a put or the commit) the
+ * whole txn is aborted, the map doubled, and fn run again from scratch. */
+int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *), void *ctx)
+{
+        if (l->rdonly)
+                return -EROFS;
+        if (l->group) {
+                int r = ledger_group_write(l, fn, ctx);
+                if (r >= 0 || !l->map_full)
+                        return r;
+        }
+        for (;;) {
+                MDB_txn *txn;
+                int r, rc;
+
+                l->map_full = false;
+                rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+                if (rc)
+                        return ledger_errno(rc);
+                r = fn(l, txn, ctx);
+                if (r < 0)
+                        mdb_txn_abort(txn);
+                else if ((rc = mdb_txn_commit(txn)) != 0) /* frees txn either way */
+                        r = ledger_fail(l, rc);
+                if (r >= 0 || !l->map_full)
+                        return r;
+                r = ledger_grow_map(l);
+                if (r < 0)
+                        return r;
+        }
+}
+
+
+int ledger_group_begin(struct ledger *l)
+{
+        int rc;
+
+        if (l->rdonly)
+                return -EROFS;
+        if (l->group)
+                return 0;
+        rc = mdb_txn_begin(l->env, NULL, 0, &l->group);
+        if (rc) {
+                l->group = NULL;
+                return ledger_errno(rc);
+        }
+        return 0;
+}
+
+/* After a group: the map at most half used, so the next group (one ingest
+ * slice) rarely meets MDB_MAP_FULL, which would cost it whole. */
+static int keep_headroom(struct ledger *l)
+{
+        MDB_envinfo info;
+        MDB_stat st;
+        int rc = mdb_env_info(l->env, &info);
+
+        if (rc == 0)
+                rc = mdb_env_stat(l->env, &st);
+        if (rc)
+                return ledger_errno(rc);
+        if ((info.me_last_pgno + 1) * (uint64_t)st.ms_psize <= info.me_mapsize / 2)
+                return 0;
+        rc = ledger_grow_map(l);
+        return rc == -ENOSPC ? 0 : rc;
+}
+
+int ledger_group_end(struct ledger *l)
+{
+        MDB_txn *txn = l->group;
+        int r = 0;
+
+        l->group = NULL;
+        if (txn) {
+                l->map_full = false;
+                r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
+        }
+        if (r == 0 && l->group_err < 0)
+                r = l->group_err;
+        l->group_err = 0;
+        if (r == 0)
+                r = keep_headroom(l);
+        else if (l->map_full)
+                (void)ledger_grow_map(l); /* so the sources read again fit */
+        return r;
+}
+
+void ledger_group_abort(struct ledger *l)
+{
+        if (l->group)
+                mdb_txn_abort(l->group);
+        l->group = NULL;
+        l->group_err = 0;
+}
+
+/* fn straight in the group's txn (a nested txn per unit would copy every
+ * page it touches). A failed unit leaves partial writes, so the whole group
+ * is dropped and remembered as lost for ledger_group_end; the writes after
+ * it get their own txns. On MDB_MAP_FULL the map is grown here and
+ * ledger_write runs fn again on its own. */
+int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *),
+                       void *ctx)
+{
+        int r;
+
+        l->map_full = false;
+        r = fn(l, l->group, ctx);
+        if (r >= 0)
+                return r;
+        mdb_txn_abort(l->group);
+        l->group = NULL;
+        l->group_err = r;
+        if (l->map_full) {
+                int g = ledger_grow_map(l);
+                if (g < 0) {
+                        l->map_full = false;
+                        return g;
+                }
+        }
+        return r;
+}
+
+void ledger_read_end(struct ledger *l, MDB_txn *txn)
+{
+        if (txn != l->group)
+                mdb_txn_abort(txn);
+}
