@@ -243,3 +243,57 @@ json_object *adapt_get_type(json_object *obj, const char *key, int type)
                 return NULL;
         return v;
 }
+
+/* ---- tool-call blocks of a content array --------------------------------- */
+
+struct calls_scan {
+        const char *type;
+        struct adapt_calls_f *calls;
+};
+
+struct block_f {
+        struct jscan_span type;
+        struct adapt_call_f c;
+};
+
+static bool block_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
+{
+        struct block_f *b = u;
+
+        if (JSCAN_KEY_IS(k, "type"))
+                return jscan_read_str(s, &b->type, depth);
+        if (JSCAN_KEY_IS(k, "id"))
+                return jscan_read_str(s, &b->c.id, depth);
+        if (JSCAN_KEY_IS(k, "name"))
+                return jscan_read_str(s, &b->c.name, depth);
+        if (JSCAN_KEY_IS(k, "namespace"))
+                return jscan_read_str(s, &b->c.ns, depth);
+        return jscan_skip(s, depth);
+}
+
+static bool content_elem(struct jscan *s, void *u, int depth)
+{
+        struct calls_scan *cs = u;
+        struct block_f b = { 0 };
+
+        if (!jscan_at(s, '{'))
+                return jscan_skip(s, depth);
+        if (!jscan_object(s, block_key, &b, depth + 1))
+                return false;
+        if (jscan_span_eq(&b.type, cs->type)) {
+                if (cs->calls->n < ROW_CALLS_MAX)
+                        cs->calls->v[cs->calls->n] = b.c;
+                cs->calls->n++;
+        }
+        return true;
+}
+
+bool adapt_read_calls(struct jscan *s, const char *type, struct adapt_calls_f *calls, int depth)
+{
+        struct calls_scan cs = { type, calls };
+
+        calls->n = 0;
+        if (jscan_at(s, '['))
+                return jscan_array(s, content_elem, &cs, depth + 1);
+        return jscan_skip(s, depth);
+}

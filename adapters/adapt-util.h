@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "adapter.h"
+#include "jscan.h"
 
 struct json_object;
 
@@ -52,3 +53,22 @@ int adapt_read_json(const char *path, size_t max, struct json_object **ret);
 const char *adapt_get_str(struct json_object *obj, const char *key, size_t *ret_len);
 /* A member of the given type (a json_type), else NULL; obj may be NULL. */
 struct json_object *adapt_get_type(struct json_object *obj, const char *key, int type);
+
+/* A tool-call block of a message's content array, as pi ("toolCall") and
+ * Claude Code ("tool_use") write them: {"type", "id", "name", "namespace"}. */
+struct adapt_call_f {
+        struct jscan_span id, name, ns;
+};
+/* The tool calls of one content array: n counts every block of the type,
+ * v keeps the first ROW_CALLS_MAX (adapt_calls_stored of them). */
+struct adapt_calls_f {
+        uint32_t n;
+        struct adapt_call_f v[ROW_CALLS_MAX];
+};
+/* Reads the value at s into calls (reset first): a content array's blocks
+ * of the given type; a value that is not an array is skipped. */
+bool adapt_read_calls(struct jscan *s, const char *type, struct adapt_calls_f *calls, int depth);
+static inline uint32_t adapt_calls_stored(const struct adapt_calls_f *c)
+{
+        return c->n < ROW_CALLS_MAX ? c->n : ROW_CALLS_MAX;
+}

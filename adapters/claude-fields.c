@@ -56,41 +56,6 @@ static bool usage_key(struct jscan *s, const struct jscan_span *k, void *u, int 
         return jscan_skip(s, depth);
 }
 
-struct block_f {
-        struct jscan_span type;
-        struct cl_call_f c;
-};
-
-static bool block_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct block_f *b = u;
-
-        if (JSCAN_KEY_IS(k, "type"))
-                return jscan_read_str(s, &b->type, depth);
-        if (JSCAN_KEY_IS(k, "id"))
-                return jscan_read_str(s, &b->c.id, depth);
-        if (JSCAN_KEY_IS(k, "name"))
-                return jscan_read_str(s, &b->c.name, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool content_elem(struct jscan *s, void *u, int depth)
-{
-        struct cl_msg_f *m = u;
-        struct block_f b = { 0 };
-
-        if (!jscan_at(s, '{'))
-                return jscan_skip(s, depth);
-        if (!jscan_object(s, block_key, &b, depth + 1))
-                return false;
-        if (jscan_span_eq(&b.type, "tool_use")) {
-                if (m->n_calls < ROW_CALLS_MAX)
-                        m->calls[m->n_calls] = b.c;
-                m->n_calls++;
-        }
-        return true;
-}
-
 static bool msg_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct cl_msg_f *m = u;
@@ -106,12 +71,8 @@ static bool msg_key(struct jscan *s, const struct jscan_span *k, void *u, int de
                         return jscan_object(s, usage_key, &m->usage, depth + 1);
                 return jscan_skip(s, depth);
         }
-        if (JSCAN_KEY_IS(k, "content")) {
-                m->n_calls = 0;
-                if (jscan_at(s, '['))
-                        return jscan_array(s, content_elem, m, depth + 1);
-                return jscan_skip(s, depth);
-        }
+        if (JSCAN_KEY_IS(k, "content"))
+                return adapt_read_calls(s, "tool_use", &m->calls, depth);
         return jscan_skip(s, depth);
 }
 
@@ -218,7 +179,9 @@ static bool line_key(struct jscan *s, const struct jscan_span *k, void *u, int d
         if (JSCAN_KEY_IS(k, "isApiErrorMessage"))
                 return read_bool(s, &e->is_api_error, depth);
         if (JSCAN_KEY_IS(k, "message")) {
-                memset(&e->msg, 0, offsetof(struct cl_msg_f, calls));
+                memset(&e->msg, 0, offsetof(struct cl_msg_f, calls)); /* calls.v: only below calls.n */
+        e->msg.calls.n = 0; /* calls.v: only below calls.n */
+                e->msg.calls.n = 0;
                 e->msg.present = jscan_at(s, '{');
                 if (e->msg.present)
                         return jscan_object(s, msg_key, &e->msg, depth + 1);

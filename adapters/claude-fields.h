@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "adapt-util.h"
 #include "claude-acct.h"
 #include "jscan.h"
 #include "row.h"
@@ -15,16 +16,11 @@ struct cl_usage_f {
         struct jscan_span service_tier, speed;
 };
 
-struct cl_call_f {
-        struct jscan_span id, name;
-};
-
 struct cl_msg_f {
         bool present;
         struct jscan_span id, model;
         struct cl_usage_f usage;
-        uint32_t n_calls; /* tool_use blocks (stored: at most ROW_CALLS_MAX) */
-        struct cl_call_f calls[ROW_CALLS_MAX];
+        struct adapt_calls_f calls; /* tool_use blocks */
 };
 
 struct cl_line_f {

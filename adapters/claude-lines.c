@@ -40,11 +40,11 @@ static bool span_has(const struct jscan_span *sp)
 
 static void add_calls(struct usage_row *row, const struct cl_msg_f *m)
 {
-        uint32_t n = m->n_calls < ROW_CALLS_MAX ? m->n_calls : ROW_CALLS_MAX;
+        uint32_t n = adapt_calls_stored(&m->calls);
 
         for (uint32_t i = 0; i < n; i++) {
-                jscan_span_set(row->calls[i].id, sizeof(row->calls[i].id), &m->calls[i].id);
-                jscan_span_set(row->calls[i].name, sizeof(row->calls[i].name), &m->calls[i].name);
+                jscan_span_set(row->calls[i].id, sizeof(row->calls[i].id), &m->calls.v[i].id);
+                jscan_span_set(row->calls[i].name, sizeof(row->calls[i].name), &m->calls.v[i].name);
         }
         row->n_calls = n;
 }
@@ -52,10 +52,10 @@ static void add_calls(struct usage_row *row, const struct cl_msg_f *m)
 /* Whether a response spawned a sub-agent (its calls are in another file). */
 static bool spawns_agent(const struct cl_msg_f *m)
 {
-        uint32_t n = m->n_calls < ROW_CALLS_MAX ? m->n_calls : ROW_CALLS_MAX;
+        uint32_t n = adapt_calls_stored(&m->calls);
 
         for (uint32_t i = 0; i < n; i++)
-                if (jscan_span_eq(&m->calls[i].name, "Agent") || jscan_span_eq(&m->calls[i].name, "Task"))
+                if (jscan_span_eq(&m->calls.v[i].name, "Agent") || jscan_span_eq(&m->calls.v[i].name, "Task"))
                         return true;
         return false;
 }

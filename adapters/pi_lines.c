@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapt-util.h"
 #include "jscan.h"
 #include "lines.h"
 #include "pi_lines.h"
@@ -26,17 +27,12 @@ struct usage_f {
         struct jscan_num cost_total;
 };
 
-struct call_f {
-        struct jscan_span id, name, ns;
-};
-
 struct msg_f {
         bool present;
         struct jscan_span role, provider, model, response_id;
         struct jscan_time ts;
         struct usage_f usage;
-        uint32_t n_calls; /* toolCall blocks in content (stored: at most ROW_CALLS_MAX) */
-        struct call_f calls[ROW_CALLS_MAX];
+        struct adapt_calls_f calls; /* toolCall blocks in content */
 };
 
 struct entry_f {
@@ -93,44 +89,6 @@ static bool read_usage(struct jscan *s, struct usage_f *f, int depth)
         return jscan_skip(s, depth);
 }
 
-struct block_f {
-        struct jscan_span type;
-        struct call_f c;
-};
-
-static bool block_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
-{
-        struct block_f *b = u;
-
-        if (JSCAN_KEY_IS(k, "type"))
-                return jscan_read_str(s, &b->type, depth);
-        if (JSCAN_KEY_IS(k, "id"))
-                return jscan_read_str(s, &b->c.id, depth);
-        if (JSCAN_KEY_IS(k, "name"))
-                return jscan_read_str(s, &b->c.name, depth);
-        if (JSCAN_KEY_IS(k, "namespace"))
-                return jscan_read_str(s, &b->c.ns, depth);
-        return jscan_skip(s, depth);
-}
-
-static bool content_elem(struct jscan *s, void *u, int depth)
-{
-        struct msg_f *m = u;
-        struct block_f b = { 0 };
-
-        if (!jscan_at(s, '{'))
-                return jscan_skip(s, depth);
-        if (!jscan_object(s, block_key, &b, depth + 1))
-                return false;
-        if (jscan_span_eq(&b.type, "toolCall")) {
-                /* stored calls are capped at ROW_CALLS_MAX (see add_calls) */
-                if (m->n_calls < ROW_CALLS_MAX)
-                        m->calls[m->n_calls] = b.c;
-                m->n_calls++;
-        }
-        return true;
-}
-
 static bool msg_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct msg_f *m = u;
@@ -147,12 +105,8 @@ static bool msg_key(struct jscan *s, const struct jscan_span *k, void *u, int de
                 return jscan_read_time(s, &m->ts, depth);
         if (JSCAN_KEY_IS(k, "usage"))
                 return read_usage(s, &m->usage, depth);
-        if (JSCAN_KEY_IS(k, "content")) {
-                m->n_calls = 0;
-                if (jscan_at(s, '['))
-                        return jscan_array(s, content_elem, m, depth + 1);
-                return jscan_skip(s, depth);
-        }
+        if (JSCAN_KEY_IS(k, "content"))
+                return adapt_read_calls(s, "toolCall", &m->calls, depth);
         return jscan_skip(s, depth);
 }
 
@@ -192,7 +146,8 @@ static bool entry_key(struct jscan *s, const struct jscan_span *k, void *u, int 
         if (JSCAN_KEY_IS(k, "usage"))
                 return read_usage(s, &e->usage, depth);
         if (JSCAN_KEY_IS(k, "message")) {
-                memset(&e->msg, 0, offsetof(struct msg_f, calls));
+                memset(&e->msg, 0, offsetof(struct msg_f, calls)); /* calls.v: only below calls.n */
+                e->msg.calls.n = 0;
                 if (jscan_at(s, '{')) {
                         e->msg.present = true;
                         return jscan_object(s, msg_key, &e->msg, depth + 1);
@@ -282,10 +237,10 @@ static void add_calls(struct usage_row *row, const struct msg_f *m)
         /* n_calls is capped at ROW_CALLS_MAX so every consumer can index
          * calls[] by it (beyond 64 calls in one message only the per-call
          * cost share gets coarser). */
-        uint32_t n = m->n_calls < ROW_CALLS_MAX ? m->n_calls : ROW_CALLS_MAX;
+        uint32_t n = adapt_calls_stored(&m->calls);
 
         for (uint32_t i = 0; i < n; i++) {
-                const struct call_f *c = &m->calls[i];
+                const struct adapt_call_f *c = &m->calls.v[i];
                 char buf[2 * CALL_NAME_MAX + 2];
                 size_t k = 0;
 
@@ -516,7 +471,8 @@ static int parse_values(const struct pi_flavor *fl, const struct source_ctx *ctx
                 bool good, is_obj = *s.p == '{';
 
                 memset(e, 0, offsetof(struct entry_f, msg));
-                memset(&e->msg, 0, offsetof(struct msg_f, calls));
+                memset(&e->msg, 0, offsetof(struct msg_f, calls)); /* calls.v: only below calls.n */
+                e->msg.calls.n = 0;
                 e->has_data = false;
                 e->data_provider.p = e->data_model_id.p = NULL;
                 good = is_obj ? jscan_object(&s, entry_key, e, 0) : jscan_skip(&s, 0);

@@ -80,13 +80,6 @@ static void root_reason(FILE *f, struct json_object *root)
                 fprintf(f, ", %s", detail);
 }
 
-/* Text from a harness's files, made safe for a terminal: control bytes as '?'. */
-static void put_clean(FILE *f, const char *s)
-{
-        for (; s && *s; s++)
-                fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
-}
-
 static void unmetered(FILE *f, struct json_object *u)
 {
         struct json_object *sessions = jfield(u, "sessions");
@@ -100,7 +93,7 @@ static void unmetered(FILE *f, struct json_object *u)
                 fmt_i64(runs, a), fmt_i64(jint_or(u, "tokens", 0), b));
         for (size_t i = 0; sessions && i < json_object_array_length(sessions); i++) {
                 fputc(' ', f);
-                put_clean(f, json_object_get_string(json_object_array_get_idx(sessions, i)));
+                (void)termtext_fputs(json_object_get_string(json_object_array_get_idx(sessions, i)), f);
         }
         fputc('\n', f);
 }
@@ -123,24 +116,10 @@ static void limit_window(FILE *f, const char *what, struct json_object *w)
         fprintf(f, ": %.1f%% used, resets %s\n", used ? json_object_get_double(used) : 0.0, when);
 }
 
-/* A short string from a harness file, with control bytes (terminal
- * escapes) shown as '?'. */
-static const char *clean(const char *s, char *buf, size_t cap)
-{
-        size_t k = 0;
-
-        if (!s || !*s)
-                return FMT_DASH;
-        for (; *s && k + 1 < cap; s++)
-                buf[k++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
-        buf[k] = 0;
-        return buf;
-}
-
 /* The authoritative limit windows a harness reported for this root. */
 static void root_limits(FILE *f, struct json_object *rl)
 {
-        char seen[FMT_MAX], cid[64], cplan[64];
+        char seen[FMT_MAX];
         const char *plan = jstr(rl, "plan_type"), *id = jstr(rl, "limit_id");
         int64_t ms = jint_or(rl, "observed_ms", 0);
         time_t t = (time_t)(ms / 1000);
@@ -151,8 +130,7 @@ static void root_limits(FILE *f, struct json_object *rl)
         snprintf(seen, sizeof(seen), "%s", FMT_DASH);
         if (ms > 0 && gmtime_r(&t, &tm))
                 strftime(seen, sizeof(seen), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        fprintf(f, "    rate limits %s, plan %s, as of %s\n", clean(id, cid, sizeof(cid)),
-                clean(plan, cplan, sizeof(cplan)), seen);
+        fprintf(f, "    rate limits %s, plan %s, as of %s\n", or_dash(id), or_dash(plan), seen);
         limit_window(f, "primary", jfield(rl, "primary"));
         limit_window(f, "secondary", jfield(rl, "secondary"));
 }
