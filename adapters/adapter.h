@@ -68,6 +68,17 @@ struct root_list {
 int root_list_push(struct root_list *l, struct root **ret_root); /* zeroed; -ENOMEM */
 void root_list_free(struct root_list *l);
 
+/* What collect_db returns besides negative errno. */
+enum collect_result {
+        COLLECT_DONE = 0,     /* read to the end */
+        COLLECT_MORE = 1,     /* max_rows reached: call again */
+        COLLECT_SETTLING = 2, /* read to the end, but a writer was at work a
+                               * moment ago: its commit may not have been
+                               * visible yet, and a commit that only updates
+                               * shared memory raises no file event, so call
+                               * again shortly */
+};
+
 /* ---- classification ------------------------------------------------------ */
 
 enum classify_result {
@@ -178,8 +189,8 @@ struct adapter {
                           const char *line, size_t len, struct row_batch *out);
 
         /* Database sources: append rows past *io_watermark, advancing it.
-         * At most max_rows rows per call; returns 0 when done, 1 when more
-         * remain, negative errno on failure (locked, corrupt, unknown schema).
+         * At most max_rows rows per call; returns a collect_result, or
+         * negative errno on failure (locked, corrupt, unknown schema).
          * *io_malformed grows by the records passed over because they could
          * not be decoded or parsed (the database's "malformed lines"); like
          * the rows, only on success. */

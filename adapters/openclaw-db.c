@@ -25,6 +25,15 @@
  *   touches its -wal and -shm, which the daemon watches; an unchanged
  *   fingerprint within RECHECK_MS returns at once, so our own reads do not
  *   wake us forever.
+ * - A commit is not visible the moment its frames reach the -wal: the
+ *   writer syncs them, then publishes the commit in the -shm wal-index,
+ *   through a shared mapping, which raises no inotify event. A read woken
+ *   by the frames' write can come before that and see the old snapshot,
+ *   and a writer that keeps its connection open (the OpenClaw gateway)
+ *   writes nothing more until its next row. So while the database or its
+ *   -wal was written less than SETTLE_WINDOW_MS ago, a read to the end
+ *   says COLLECT_SETTLING (the daemon looks again shortly) and leaves no
+ *   "read it all" mark, so the next call reads however late it comes.
  * - A WAL database with no -wal beside it, in a directory we cannot write
  *   (the unit's ProtectHome=read-only / ProtectSystem=strict, a read-only
  *   mount): a read-only connection must still create the -wal and -shm and
@@ -57,6 +66,7 @@
 #define BUSY_TIMEOUT_MS 200
 #define EVENT_MAX       (64u << 20) /* decompressed event cap (OpenClaw's own is 4 MiB) */
 #define RECHECK_MS      30000
+#define SETTLE_WINDOW_MS 1000 /* a write this recent may not be committed yet */
 
 /* What a database source keeps between calls, in parse_state.priv: */
 struct db_state {
@@ -225,10 +235,19 @@ static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len
         }
 }
 
+/* A file fp_file looked at was modified less than SETTLE_WINDOW_MS before
+ * (or after: coarse file clocks) now_ns. A clock far off either way is not
+ * "recent", so a file with a future mtime is not looked at forever. */
+static bool written_within(const int64_t *v, int64_t now_ns)
+{
+        int64_t d = now_ns - v[3];
+        return v[0] && d < SETTLE_WINDOW_MS * 1000000LL && d > -SETTLE_WINDOW_MS * 1000000LL;
+}
+
 /* The database and its -wal as a reader does not change them: sizes,
  * mtimes, the db header's change counter (rollback journal commits) and
  * the WAL header (salts change when the WAL restarts). */
-static uint64_t fingerprint(const char *path)
+static uint64_t fingerprint(const char *path, bool *ret_settling)
 {
         struct {
                 int64_t db[4], wal[4];
@@ -240,6 +259,10 @@ static uint64_t fingerprint(const char *path)
         fp_file(path, f.db, f.counter, sizeof(f.counter), 24);
         if (snprintf(wal, sizeof(wal), "%s-wal", path) < (int)sizeof(wal))
                 fp_file(wal, f.wal, f.walhdr, sizeof(f.walhdr), 0);
+        if (ret_settling) {
+                int64_t now_ns = timefmt_now_ms() * 1000000LL;
+                *ret_settling = written_within(f.db, now_ns) || written_within(f.wal, now_ns);
+        }
         return hash64(&f, sizeof(f));
 }
 
@@ -702,15 +725,17 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
 {
         struct reader rd = { .ctx = ctx };
         struct db_state st = state_get(ps);
-        uint64_t wm = *io_watermark, fp = fingerprint(ctx->path), malformed = 0;
+        bool settling = false;
+        uint64_t wm = *io_watermark, fp = fingerprint(ctx->path, &settling), malformed = 0;
         int64_t now = timefmt_now_ms();
         size_t n0 = out->n, n = 0;
         int r;
 
         if (max_rows == 0)
                 max_rows = 1;
-        if (st.valid && st.done && st.fp == fp && now >= st.at_ms && now - st.at_ms < RECHECK_MS)
-                return 0; /* nothing changed since we read it all */
+        if (!settling && st.valid && st.done && st.fp == fp && now >= st.at_ms &&
+            now - st.at_ms < RECHECK_MS)
+                return COLLECT_DONE; /* nothing changed since we read it all */
 
         for (int attempt = 0;; attempt++) {
                 bool immutable = false;
@@ -745,7 +770,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                         }
                 }
                 reader_free(&rd);
-                if (r >= 0 && immutable && fingerprint(ctx->path) != fp) {
+                if (r >= 0 && immutable && fingerprint(ctx->path, NULL) != fp) {
                         /* a writer came meanwhile: what we read may mix two states */
                         out->n = n0;
                         if (attempt == 2) {
@@ -754,7 +779,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                                 rd = (struct reader){ .ctx = ctx };
                                 st = state_get(ps);
                                 wm = *io_watermark;
-                                fp = fingerprint(ctx->path);
+                                fp = fingerprint(ctx->path, &settling);
                                 n = 0;
                                 malformed = 0;
                                 continue;
@@ -766,11 +791,14 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                 out->n = n0; /* no partial count */
                 return r;
         }
-        st.done = n < max_rows;
+        /* settling: no "read it all" mark, so the next call reads */
+        st.done = n < max_rows && !settling;
         st.fp = fp;
         st.at_ms = now;
         state_put(ps, &st);
         *io_watermark = wm;
         *io_malformed += malformed;
-        return st.done ? 0 : 1;
+        if (n >= max_rows)
+                return COLLECT_MORE;
+        return settling ? COLLECT_SETTLING : COLLECT_DONE;
 }

@@ -18,6 +18,7 @@
 
 #define MAX_ADAPTERS 8
 #define RETRY_MS 5000
+#define SETTLE_MS 200 /* a database whose writer was at work: looked at again this soon */
 #define LEDGER_RETRY_MS 1000
 #define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
 #define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
@@ -472,6 +473,15 @@ static void ledger_writable(struct ingest *in)
         in->ledger_error = 0;
 }
 
+/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
+static void look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
+{
+        s->retry_wanted = true;
+        s->retry_at_ms = at_ms;
+        if (!in->retry_due_ms || at_ms < in->retry_due_ms)
+                in->retry_due_ms = at_ms;
+}
+
 static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, uint64_t *io_extra)
 {
         struct tail_ctx t = {
@@ -544,6 +554,8 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                          "file was rewritten, truncated or replaced: reading it again from the "
                          "start (already counted rows are not counted twice)");
         s->not_source = r == TAIL_NOT_SOURCE;
+        if (r == TAIL_SETTLING)
+                look_again(in, s, timefmt_now_ms() + SETTLE_MS);
         return r == TAIL_MORE ? 1 : 0;
 }
 
@@ -628,9 +640,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 s->queued = false;
                 if (s->last_error && s->retry_at_ms > now) {
                         /* keep it for the next slice after its backoff */
-                        s->retry_wanted = true;
-                        if (!in->retry_due_ms || s->retry_at_ms < in->retry_due_ms)
-                                in->retry_due_ms = s->retry_at_ms;
+                        look_again(in, s, s->retry_at_ms);
                         s->qnext = NULL;
                         if (dtail)
                                 dtail->qnext = s;

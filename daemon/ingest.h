@@ -20,8 +20,8 @@ struct source_rec {
         bool not_source;
         bool gone;              /* deleted: dropped from the table at the next sweep */
         int last_error;         /* negative errno of the last attempt, 0 if fine */
-        int64_t retry_at_ms;    /* don't try again before (errors) */
-        bool retry_wanted;      /* queued during that backoff: read it when it ends */
+        int64_t retry_at_ms;    /* don't try again before (errors), or look again at (settling) */
+        bool retry_wanted;      /* read it at retry_at_ms (queued during a backoff, or settling) */
         bool verify;            /* next read checks every consumed byte (rescan) */
         uint64_t size, offset;  /* as of the last read */
         struct source_counts {  /* its checkpoint's cumulative counters, as of the last read */

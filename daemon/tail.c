@@ -738,13 +738,13 @@ int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcom
                 }
                 rd.cp.offset = wm;
                 rd.malformed_since += malformed; /* committed with the rows */
-                int more = r;
+                int collected = r;
                 size_t n = rd.batch.n;
                 r = commit(&rd);
                 if (r < 0)
                         goto finish;
-                if (!more) {
-                        r = TAIL_DONE;
+                if (collected != COLLECT_MORE) {
+                        r = collected == COLLECT_SETTLING ? TAIL_SETTLING : TAIL_DONE;
                         break;
                 }
                 if (n >= budget_rows) {

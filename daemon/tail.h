@@ -52,6 +52,8 @@ enum tail_result {
         TAIL_DONE = 0,       /* read to the end */
         TAIL_MORE = 1,       /* budget used up: call again */
         TAIL_NOT_SOURCE = 2, /* the adapter says this file is not its transcript */
+        TAIL_SETTLING = 3,   /* read to the end, but look again shortly: a
+                              * database's writer was at work (COLLECT_SETTLING) */
 };
 
 struct tail_outcome {

@@ -56,6 +56,7 @@ static int collect_all(struct src *s, size_t max_rows, struct row_batch *b, int 
 {
         int r, calls = 0;
         do {
+                age_db(s->path); /* the writer long gone */
                 r = A->collect_db(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
                 calls++;
         } while (r == 1 && calls < 10000);

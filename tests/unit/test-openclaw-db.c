@@ -186,8 +186,10 @@ static void src_init(struct src *s, const char *path)
         s->ctx.source_hash = hash64(s->path, strlen(s->path));
 }
 
+/* One call, the writer long gone (see test_settling for a recent one). */
 static int collect(struct src *s, size_t max_rows, struct row_batch *b)
 {
+        age_db(s->path);
         return A->collect_db(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
 }
 
@@ -357,6 +359,38 @@ static void test_new_rows(const char *main_db)
                          "\"cacheWrite\":900}}", true, Z_TWO_FRAMES, NULL, 0);
         is_int(collect(&s, 4096, &b), 0, "two-frame row read");
         ok(b.n == 1 && b.rows[0].cache_write == 900, "two zstd frames in one blob");
+        sqlite3_close(w);
+        row_batch_free(&b);
+}
+
+/* A writer that keeps its connection open (the OpenClaw gateway) publishes
+ * a commit in the -shm after its frames reach the -wal, which raises no
+ * event: while the files were written less than a second ago, every call
+ * reads (no "nothing changed" shortcut) and says COLLECT_SETTLING, so the
+ * daemon looks again; once they are older, the shortcut is back. */
+static void test_settling(const char *main_db)
+{
+        struct row_batch b = { 0 };
+        struct parse_state before;
+        struct src s;
+        sqlite3 *w;
+
+        src_init(&s, main_db);
+        collect_all(&s, 4096, &b, NULL);
+        row_batch_clear(&b);
+        ok(sqlite3_open(main_db, &w) == SQLITE_OK, "settling: a writer opens and stays");
+        insert(w, S2, 8, COMP, true, Z_SIZED, NULL, 0);
+        is_int(A->collect_db(&s.ctx, &s.ps, &s.wm, 4096, &b, &s.malformed), COLLECT_SETTLING,
+               "settling: just written: read, and look again shortly");
+        is_int(b.n, 1, "settling: the new row read");
+        row_batch_clear(&b);
+        is_int(A->collect_db(&s.ctx, &s.ps, &s.wm, 4096, &b, &s.malformed), COLLECT_SETTLING,
+               "settling: files unchanged but still recent: read again, not the shortcut");
+        is_int(b.n, 0, "settling: ... and no row twice");
+        is_int(collect(&s, 4096, &b), COLLECT_DONE, "settling: a minute later: done");
+        before = s.ps;
+        is_int(collect(&s, 4096, &b), COLLECT_DONE, "settling: again: done");
+        ok(b.n == 0 && memcmp(&before, &s.ps, sizeof(before)) == 0, "settling: ... at once, state kept");
         sqlite3_close(w);
         row_batch_free(&b);
 }
@@ -658,6 +692,7 @@ static void test_read_only_dir(void)
                 insert(w, S2, 6, COMP, true, Z_SIZED, NULL, 0);
                 sqlite3_close(w);
                 ok(access(wal, F_OK) < 0, "read-only dir: the writer closed, its -wal gone");
+                age_db(path); /* the reader's mount cannot */
                 (void)!write(go[1], "x", 1);
                 if (read(res[0], got + 3, 3 * sizeof(got[0])) != 3 * (ssize_t)sizeof(got[0]))
                         got[3] = 99;
@@ -951,6 +986,7 @@ int main(void)
         test_fixture_dbs(main_db, ops_db);
         test_resume(main_db);
         test_new_rows(main_db);
+        test_settling(main_db);
         test_rewrite();
         test_legacy_state();
         test_locked();
