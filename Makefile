@@ -78,8 +78,21 @@ $(BUILD)/libagentmeterctl.a: $(CTL_OBJ)
 
 $(BUILD)/ctl/top.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 
+# agentmeterctl starts once per status line and per report, so its libraries
+# are linked statically by default: loading eleven shared objects was half of
+# its CPU (`perf stat -r 100 agentmeterctl report daily --json`: 1.56 ms
+# dynamic, 0.86 ms static). CTL_STATIC=0 links them dynamically. The daemon
+# and the tests always link dynamically.
+CTL_STATIC ?= 1
+ifeq ($(CTL_STATIC),1)
+CTL_LDLIBS = $(SAN) -Wl,-Bstatic -ljson-c -llmdb -lzstd -lsqlite3 -lxxhash -lncursesw -ltinfo \
+             -Wl,-Bdynamic -lm -lpthread $(LDLIBS)
+else
+CTL_LDLIBS = $(ALL_LDLIBS) $(CURSES_LIBS)
+endif
+
 $(BUILD)/agentmeterctl: $(BUILD)/ctl/agentmeterctl.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
-	$(CC) -o $@ $^ $(ALL_LDLIBS) $(CURSES_LIBS)
+	$(CC) -o $@ $^ $(CTL_LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)

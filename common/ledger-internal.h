@@ -24,6 +24,10 @@ struct ledger {
         char path[PATH_MAX];
         char error[LEDGER_ERROR_MAX];
         struct usage_row scratch_old, scratch_new; /* commit work space */
+        int64_t rollup_lo_ms, rollup_hi_ms; /* ledger_rollup_window: rollups outside it ... */
+        uint64_t rollup_epoch;   /* ... changed this many times (lo > hi: no window) */
+        struct sums_pending *pending; /* ledger_sums_add: a write's sums (ledger-sums.c) */
+        size_t n_pending;
 };
 
 /* ledger_errno, plus: remembers MDB_MAP_FULL so ledger_write retries. */
@@ -44,8 +48,14 @@ int ledger_put_checkpoint(struct ledger *l, MDB_txn *txn, const char *path,
                           const struct checkpoint *cp);
 
 /* A row's contribution (sign +1) to the rollups and session sums, or its
- * removal (-1), inside a write txn (ledger-sums.c). */
+ * removal (-1), inside a write txn (ledger-sums.c): written at once
+ * (apply), or kept in memory (add) until ledger_sums_flush writes them, as
+ * the write's last step; ledger_sums_discard drops them (a write begun
+ * again after a failure starts with none). */
 int ledger_sums_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign);
+int ledger_sums_add(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign);
+int ledger_sums_flush(struct ledger *l, MDB_txn *txn);
+void ledger_sums_discard(struct ledger *l);
 
 /* Calls fn for each entry of a named DB from start (NULL: the first) in a
  * read txn, until fn returns non-zero (returned as is) or the end (0). */

@@ -146,9 +146,9 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                         }
                         r = put_row(l, txn, m, 0);
                         if (r == 0)
-                                r = ledger_sums_apply(l, txn, old, -1);
+                                r = ledger_sums_add(l, txn, old, -1);
                         if (r == 0)
-                                r = ledger_sums_apply(l, txn, m, +1);
+                                r = ledger_sums_add(l, txn, m, +1);
                         if (r < 0)
                                 return r;
                         res->merged++;
@@ -164,7 +164,7 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
         }
         r = put_calls(l, txn, in, NULL, &res->calls_added);
         if (r == 0)
-                r = ledger_sums_apply(l, txn, in, +1);
+                r = ledger_sums_add(l, txn, in, +1);
         if (r < 0)
                 return r;
         res->added++;
@@ -225,6 +225,7 @@ static int commit_txn(struct ledger *l, MDB_txn *txn, void *u)
         uint64_t refused[ROW_REFUSAL_KINDS] = {0};
 
         memset(&c->res, 0, sizeof(c->res));
+        ledger_sums_discard(l); /* a retried write starts afresh */
         for (size_t i = 0; i < b->n_rows; i++) {
                 enum row_refusal why = row_check_bounds(&b->rows[i]);
                 int r;
@@ -242,6 +243,9 @@ static int commit_txn(struct ledger *l, MDB_txn *txn, void *u)
                 if (b->ret_outcomes)
                         b->ret_outcomes[i] = (uint8_t)r;
         }
+        int fr = ledger_sums_flush(l, txn); /* the batch's rollups and sessions, once each */
+        if (fr < 0)
+                return fr;
         for (int i = 0; refused[0] && i < ROW_REFUSAL_KINDS; i++) {
                 int r = refused[i] ? meta_add(l, txn, refused_keys[i], refused[i]) : 0;
                 if (r < 0)

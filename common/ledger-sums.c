@@ -1,6 +1,7 @@
 /* The derived half of the ledger: rollups and session sums, moved by each
  * committed row, read back, and rebuilt from the rows on demand. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "binio.h"
@@ -205,91 +206,203 @@ static bool sums_zero(const struct usage_sums *s)
         return memcmp(s, &zero, sizeof(zero)) == 0;
 }
 
+/* ---- a write's sums, kept in memory until it ends ------------------------- */
+
+/* A batch's rows mostly share their rollup (15 minutes of one model) and
+ * their session. Each value a write touches is read once (its first row),
+ * moved in memory by every row, and written once by ledger_sums_flush,
+ * instead of a get and a put per row: the same steps in the same order on
+ * the same values, so what is stored is what applying the rows one by one
+ * would store. */
+#define PENDING_MAX 32
+#define PENDING_KEY_MAX (SESSION_KEY_MAX > ROLLUP_KEY_MAX ? SESSION_KEY_MAX : ROLLUP_KEY_MAX)
+
+enum { PEND_ROLLUP, PEND_SESSION };
+
+struct sums_pending {
+        uint64_t h;
+        uint8_t kind;
+        bool stored; /* in the DB when first read (the DB is not written before the flush) */
+        bool exists; /* in the DB if the rows so far had been applied one by one */
+        uint16_t klen;
+        uint8_t key[PENDING_KEY_MAX];
+        struct session_entry e; /* a rollup uses e.sums only */
+};
+
+void ledger_sums_discard(struct ledger *l)
+{
+        l->n_pending = 0;
+}
+
+static int pending_write(struct ledger *l, MDB_txn *txn, const struct sums_pending *p)
+{
+        uint8_t vb[64 + 8 * (SUMS_FIELDS + 2) + ROW_PROJECT_MAX + ROW_MODEL_MAX];
+        MDB_dbi dbi = l->dbi[p->kind == PEND_ROLLUP ? DB_ROLLUP : DB_SESSIONS];
+        MDB_val k = {.mv_size = p->klen, .mv_data = (void *)p->key}, v;
+        struct bw w = {.p = vb, .cap = sizeof(vb)};
+
+        if (!p->exists)
+                return p->stored ? ledger_fail(l, mdb_del(txn, dbi, &k, NULL)) : 0;
+        bw_u8(&w, SUMS_VERSION);
+        sums_put(&w, &p->e.sums);
+        if (p->kind == PEND_SESSION) {
+                bw_u64(&w, (uint64_t)p->e.first_ms);
+                bw_u64(&w, (uint64_t)p->e.last_ms);
+                bw_str(&w, p->e.project, sizeof(p->e.project));
+                bw_str(&w, p->e.model, sizeof(p->e.model));
+        }
+        if (w.overflow)
+                return -ENOBUFS;
+        v = (MDB_val){.mv_size = w.len, .mv_data = vb};
+        return ledger_fail(l, mdb_put(txn, dbi, &k, &v, 0));
+}
+
+int ledger_sums_flush(struct ledger *l, MDB_txn *txn)
+{
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && i < l->n_pending; i++)
+                r = pending_write(l, txn, &l->pending[i]);
+        l->n_pending = 0;
+        return r;
+}
+
+/* The in-memory value of key, read from the DB when first met. */
+static int pending_get(struct ledger *l, MDB_txn *txn, uint8_t kind, const uint8_t *key, size_t klen,
+                       struct sums_pending **ret)
+{
+        uint64_t h = hash64(key, klen);
+        struct sums_pending *p;
+        MDB_val k = {.mv_size = klen, .mv_data = (void *)key}, v;
+        int rc, r;
+
+        for (size_t i = l->n_pending; i-- > 0;) { /* the latest first: a run of rows shares it */
+                p = &l->pending[i];
+                if (p->h == h && p->kind == kind && p->klen == klen && memcmp(p->key, key, klen) == 0) {
+                        *ret = p;
+                        return 0;
+                }
+        }
+        if (!l->pending && !(l->pending = calloc(PENDING_MAX, sizeof(*l->pending))))
+                return -ENOMEM;
+        if (l->n_pending == PENDING_MAX && (r = ledger_sums_flush(l, txn)) < 0)
+                return r;
+        p = &l->pending[l->n_pending];
+        memset(p, 0, sizeof(*p));
+        p->h = h;
+        p->kind = kind;
+        p->klen = (uint16_t)klen;
+        memcpy(p->key, key, klen);
+        rc = mdb_get(txn, l->dbi[kind == PEND_ROLLUP ? DB_ROLLUP : DB_SESSIONS], &k, &v);
+        if (rc && rc != MDB_NOTFOUND)
+                return ledger_fail(l, rc);
+        p->stored = p->exists = rc == 0;
+        if (rc == 0 && kind == PEND_SESSION) {
+                if ((r = session_decode(&k, &v, &p->e)) < 0)
+                        return r;
+        } else if (rc == 0) {
+                struct br b = {.p = v.mv_data, .len = v.mv_size};
+                uint8_t version = br_u8(&b);
+                if (!sums_version_ok(version))
+                        return -EBADMSG;
+                sums_get(&b, &p->e.sums, version);
+                if (b.bad)
+                        return -EBADMSG;
+        }
+        l->n_pending++;
+        *ret = p;
+        return 0;
+}
+
 /* Adds (sign +1) or removes (-1) one row's contribution to its rollup. */
 static int rollup_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
 {
-        uint8_t kb[ROLLUP_KEY_MAX], vb[1 + 8 * (SUMS_FIELDS + 2)];
-        MDB_val k = {.mv_data = kb}, v;
-        struct usage_sums s = {0};
-        struct bw w = {.p = vb, .cap = sizeof(vb)};
-        int rc;
+        uint8_t kb[ROLLUP_KEY_MAX];
+        struct sums_pending *p;
+        size_t klen = rollup_key(row, kb);
+        int64_t bucket = bucket_of(row->time_ms);
+        int r;
 
-        k.mv_size = rollup_key(row, kb);
-        rc = mdb_get(txn, l->dbi[DB_ROLLUP], &k, &v);
-        if (rc == 0) {
-                struct br r = {.p = v.mv_data, .len = v.mv_size};
-                uint8_t version = br_u8(&r);
-                if (!sums_version_ok(version))
-                        return -EBADMSG;
-                sums_get(&r, &s, version);
-                if (r.bad)
-                        return -EBADMSG;
-        } else if (rc != MDB_NOTFOUND) {
-                return ledger_fail(l, rc);
-        }
-        usage_sums_add_row(&s, row, sign);
-        if (sums_zero(&s))
-                return rc == 0 ? ledger_fail(l, mdb_del(txn, l->dbi[DB_ROLLUP], &k, NULL)) : 0;
-        bw_u8(&w, SUMS_VERSION);
-        sums_put(&w, &s);
-        v = (MDB_val){.mv_size = w.len, .mv_data = vb};
-        return ledger_fail(l, mdb_put(txn, l->dbi[DB_ROLLUP], &k, &v, 0));
+        if (bucket < l->rollup_lo_ms || bucket >= l->rollup_hi_ms)
+                l->rollup_epoch++; /* a cache of the rollups outside the window is stale */
+        if ((r = pending_get(l, txn, PEND_ROLLUP, kb, klen, &p)) < 0)
+                return r;
+        if (!p->exists)
+                memset(&p->e.sums, 0, sizeof(p->e.sums));
+        usage_sums_add_row(&p->e.sums, row, sign);
+        p->exists = !sums_zero(&p->e.sums);
+        return 0;
 }
 
 /* Session sums. Removing a contribution (an upsert moved it) leaves first/
  * last alone; rebuilding from rows makes them exact again. */
 static int session_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
 {
-        uint8_t kb[SESSION_KEY_MAX], vb[64 + 8 * SUMS_FIELDS + ROW_PROJECT_MAX + ROW_MODEL_MAX];
-        MDB_val k = {.mv_data = kb}, v;
-        struct session_entry e;
-        struct bw w = {.p = vb, .cap = sizeof(vb)};
+        uint8_t kb[SESSION_KEY_MAX];
+        struct sums_pending *p;
+        struct session_entry *e;
+        size_t klen = session_key(row->tool, row->session, kb);
         bool is_new;
-        int rc, r;
+        int r;
 
-        k.mv_size = session_key(row->tool, row->session, kb);
-        rc = mdb_get(txn, l->dbi[DB_SESSIONS], &k, &v);
-        if (rc && rc != MDB_NOTFOUND)
-                return ledger_fail(l, rc);
-        is_new = rc == MDB_NOTFOUND;
-        if (is_new)
-                memset(&e, 0, sizeof(e));
-        else if ((r = session_decode(&k, &v, &e)) < 0)
+        if ((r = pending_get(l, txn, PEND_SESSION, kb, klen, &p)) < 0)
                 return r;
-        usage_sums_add_row(&e.sums, row, sign);
+        e = &p->e;
+        is_new = !p->exists;
+        if (is_new)
+                memset(e, 0, sizeof(*e));
+        usage_sums_add_row(&e->sums, row, sign);
         if (sign > 0) {
-                if (is_new || row->time_ms < e.first_ms)
-                        e.first_ms = row->time_ms;
-                if (is_new || row->time_ms >= e.last_ms) {
-                        e.last_ms = row->time_ms;
+                if (is_new || row->time_ms < e->first_ms)
+                        e->first_ms = row->time_ms;
+                if (is_new || row->time_ms >= e->last_ms) {
+                        e->last_ms = row->time_ms;
                         if (row->model[0])
-                                memcpy(e.model, row->model, sizeof(e.model));
+                                memcpy(e->model, row->model, sizeof(e->model));
                         if (row->project[0])
-                                memcpy(e.project, row->project, sizeof(e.project));
+                                memcpy(e->project, row->project, sizeof(e->project));
                 }
-                if (!e.project[0])
-                        memcpy(e.project, row->project, sizeof(e.project));
-                if (!e.model[0])
-                        memcpy(e.model, row->model, sizeof(e.model));
+                if (!e->project[0])
+                        memcpy(e->project, row->project, sizeof(e->project));
+                if (!e->model[0])
+                        memcpy(e->model, row->model, sizeof(e->model));
         }
-        if (sums_zero(&e.sums))
-                return is_new ? 0 : ledger_fail(l, mdb_del(txn, l->dbi[DB_SESSIONS], &k, NULL));
-        bw_u8(&w, SUMS_VERSION);
-        sums_put(&w, &e.sums);
-        bw_u64(&w, (uint64_t)e.first_ms);
-        bw_u64(&w, (uint64_t)e.last_ms);
-        bw_str(&w, e.project, sizeof(e.project));
-        bw_str(&w, e.model, sizeof(e.model));
-        if (w.overflow)
-                return -ENOBUFS;
-        v = (MDB_val){.mv_size = w.len, .mv_data = vb};
-        return ledger_fail(l, mdb_put(txn, l->dbi[DB_SESSIONS], &k, &v, 0));
+        p->exists = !sums_zero(&e->sums);
+        return 0;
+}
+
+int ledger_sums_add(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
+{
+        int r = rollup_apply(l, txn, row, sign);
+        return r < 0 ? r : session_apply(l, txn, row, sign);
 }
 
 int ledger_sums_apply(struct ledger *l, MDB_txn *txn, const struct usage_row *row, int sign)
 {
-        int r = rollup_apply(l, txn, row, sign);
-        return r < 0 ? r : session_apply(l, txn, row, sign);
+        int r;
+
+        ledger_sums_discard(l); /* nothing of an earlier, failed write */
+        r = ledger_sums_add(l, txn, row, sign);
+        if (r < 0) {
+                ledger_sums_discard(l);
+                return r;
+        }
+        return ledger_sums_flush(l, txn);
+}
+
+void ledger_rollup_window(const struct ledger *l, int64_t *ret_lo_ms, int64_t *ret_hi_ms,
+                          uint64_t *ret_epoch)
+{
+        *ret_lo_ms = l->rollup_lo_ms;
+        *ret_hi_ms = l->rollup_hi_ms;
+        *ret_epoch = l->rollup_epoch;
+}
+
+void ledger_rollup_window_set(struct ledger *l, int64_t lo_ms, int64_t hi_ms)
+{
+        l->rollup_lo_ms = bucket_of(lo_ms);
+        l->rollup_hi_ms = bucket_of(hi_ms);
+        l->rollup_epoch++;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -380,6 +493,7 @@ static int rebuild_txn(struct ledger *l, MDB_txn *txn, void *u)
         int r, rc;
 
         (void)u;
+        l->rollup_epoch++;
         if ((rc = mdb_drop(txn, l->dbi[DB_ROLLUP], 0)) != 0 ||
             (rc = mdb_drop(txn, l->dbi[DB_SESSIONS], 0)) != 0 ||
             (rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c)) != 0)

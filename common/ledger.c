@@ -160,6 +160,8 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
         if (!l)
                 return -ENOMEM;
         l->rdonly = flags & LEDGER_RDONLY;
+        l->rollup_lo_ms = INT64_MAX; /* no window yet: ledger_rollup_window */
+        l->rollup_hi_ms = INT64_MIN;
         if ((size_t)snprintf(l->path, sizeof(l->path), "%s/%s", dir, LEDGER_FILE) >=
             sizeof(l->path)) {
                 r = -ENAMETOOLONG;
@@ -229,6 +231,7 @@ struct ledger *ledger_close(struct ledger *l)
         ledger_group_abort(l);
         if (l->env)
                 mdb_env_close(l->env);
+        free(l->pending);
         free(l);
         return NULL;
 }

@@ -220,3 +220,14 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats);
 
 /* Drops and recomputes rollups and session sums from the usage rows. */
 int ledger_rebuild_rollups(struct ledger *l);
+
+/* For a cache of sums over rollups outside a window around now (the
+ * daemon's report cache): the window [lo, hi), and an epoch that changes
+ * whenever a rollup outside it may have changed through this handle (a
+ * late or future-dated row, a reprice, a rebuild; also a write transaction
+ * that then failed) or the window moved. Equal window and epoch: the
+ * rollups outside it are as they were. No window until one is set (then
+ * lo > hi). */
+void ledger_rollup_window(const struct ledger *l, int64_t *ret_lo_ms, int64_t *ret_hi_ms,
+                          uint64_t *ret_epoch);
+void ledger_rollup_window_set(struct ledger *l, int64_t lo_ms, int64_t hi_ms);

@@ -2,6 +2,8 @@
  * bounded, timed line reads that never consume bytes past the newline. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <json-c/printbuf.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -309,11 +311,10 @@ static int write_all(int fd, const char *p, size_t n)
         return 0;
 }
 
-int proto_call(int fd, json_object *req, int timeout_ms, json_object **ret_resp)
+int proto_call_line(int fd, json_object *req, int timeout_ms, char **ret_line, size_t *ret_len)
 {
-        char *buf = NULL, *line = NULL;
+        char *buf = NULL;
         size_t len;
-        json_object *resp;
         int r;
 
         r = proto_encode(req, &buf, &len);
@@ -326,11 +327,17 @@ int proto_call(int fd, json_object *req, int timeout_ms, json_object **ret_resp)
         /* a daemon that refuses us (another uid, too many clients) says why
          * and closes: its reply may be waiting even though our write failed */
         int rw = r;
-        r = proto_read_line(fd, PROTO_RESPONSE_MAX, timeout_ms, &line, &len);
+        r = proto_read_line(fd, PROTO_RESPONSE_MAX, timeout_ms, ret_line, ret_len);
         if (r < 0)
                 return rw < 0 ? rw : r;
-        r = parse_object(line, len, &resp);
-        free(line);
+        return 0;
+}
+
+int proto_parse_response(const char *line, size_t len, json_object **ret_resp)
+{
+        json_object *resp;
+        int r = parse_object(line, len, &resp);
+
         if (r < 0)
                 return r;
         r = check_version(resp);
@@ -340,4 +347,64 @@ int proto_call(int fd, json_object *req, int timeout_ms, json_object **ret_resp)
         }
         *ret_resp = resp;
         return 0;
+}
+
+int proto_call(int fd, json_object *req, int timeout_ms, json_object **ret_resp)
+{
+        char *line = NULL;
+        size_t len;
+        int r = proto_call_line(fd, req, timeout_ms, &line, &len);
+
+        if (r < 0)
+                return r;
+        r = proto_parse_response(line, len, ret_resp);
+        free(line);
+        return r;
+}
+
+#define OK_PREFIX "{\"v\":1,\"ok\":true,\"result\":"
+
+int proto_ok_result_text(const char *line, size_t len, const char **ret_text, size_t *ret_len)
+{
+        size_t k = sizeof(OK_PREFIX) - 1;
+
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' '))
+                len--;
+        if (len < k + 2 || memcmp(line, OK_PREFIX, k) != 0 || line[len - 1] != '}' ||
+            (line[k] != '{' && line[k] != '['))
+                return -EBADMSG;
+        *ret_text = line + k;
+        *ret_len = len - k - 1;
+        return 0;
+}
+
+/* A value whose JSON text was written already prints as that text. */
+static int raw_print(json_object *jso, struct printbuf *pb, int level, int flags)
+{
+        const char *text = json_object_get_userdata(jso);
+        size_t n = strlen(text);
+
+        (void)level;
+        (void)flags;
+        if (n > INT_MAX)
+                return -1;
+        return printbuf_memappend(pb, text, (int)n);
+}
+
+static void raw_free(json_object *jso, void *text)
+{
+        (void)jso;
+        free(text);
+}
+
+json_object *proto_raw(char *text)
+{
+        json_object *o = json_object_new_object();
+
+        if (!o) {
+                free(text);
+                return NULL;
+        }
+        json_object_set_serializer(o, raw_print, text, raw_free);
+        return o;
 }

@@ -33,5 +33,17 @@ struct json_object *proto_event(const char *event, struct json_object *payload);
 int proto_connect(const char *path, int *ret_fd);
 /* Sends a request and reads one response line (timeout in ms). */
 int proto_call(int fd, struct json_object *req, int timeout_ms, struct json_object **ret_resp);
+/* ... the line as it came (malloc'd, no newline), and its parse: -EBADMSG
+ * (not one JSON object), -EPROTONOSUPPORT (another "v"). */
+int proto_call_line(int fd, struct json_object *req, int timeout_ms, char **ret_line, size_t *ret_len);
+int proto_parse_response(const char *line, size_t len, struct json_object **ret_resp);
+/* A success response as proto_ok and proto_encode write it, without
+ * parsing it: the text of its result (a slice of line), or -EBADMSG for
+ * anything else (an error, another writer's order), to be parsed instead. */
+int proto_ok_result_text(const char *line, size_t len, const char **ret_text, size_t *ret_len);
+
+/* A result whose JSON text is made already (a report: jsonw.h): a value
+ * that prints as text wherever it sits, e.g. in proto_ok. Takes text. */
+struct json_object *proto_raw(char *text);
 /* Reads one line from fd into a malloc'd buffer (max bytes), blocking with timeout (-1 = none). */
 int proto_read_line(int fd, size_t max, int timeout_ms, char **ret_line, size_t *ret_len);

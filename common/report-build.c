@@ -72,6 +72,27 @@ static int grow(struct agg *a)
 
 /* The entry of (key, group), created empty; its harness is set to the
  * group (callers with another group fill in harness themselves). */
+/* snprintf(dst, cap, "%s", src) without printf: reports copy several
+ * strings per group */
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+        row_set_str(dst, cap, src, strlen(src));
+}
+
+/* snprintf(out, cap, "%s%s%s", a, sep, b), without printf (per rollup) */
+static void join(char *out, size_t cap, const char *a, const char *sep, const char *b)
+{
+        size_t n = 0;
+        for (const char *part[3] = { a, sep, b }, **p = part; p < part + 3; p++) {
+                size_t k = strlen(*p);
+                if (k > cap - 1 - n)
+                        k = cap - 1 - n;
+                memcpy(out + n, *p, k);
+                n += k;
+        }
+        out[n] = 0;
+}
+
 static struct report_entry *agg_get(struct agg *a, const char *key, const char *group)
 {
         size_t m, s;
@@ -88,12 +109,25 @@ static struct report_entry *agg_get(struct agg *a, const char *key, const char *
                 return NULL;
         struct report_entry *e = &a->v[a->n];
         memset(e, 0, sizeof(*e));
-        snprintf(e->key, sizeof(e->key), "%s", key);
-        snprintf(e->group, sizeof(e->group), "%s", group);
-        snprintf(e->harness, sizeof(e->harness), "%s", group);
+        copy_str(e->key, sizeof(e->key), key);
+        copy_str(e->group, sizeof(e->group), group);
+        copy_str(e->harness, sizeof(e->harness), group);
         index_put(a, a->n);
         a->last = a->n;
         return &a->v[a->n++];
+}
+
+/* dst (empty) becomes a copy of src's entries, with its own index. */
+static int agg_copy(struct agg *dst, const struct report_entry *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (grow(dst) < 0)
+                        return -ENOMEM;
+                memcpy(&dst->v[dst->n], &v[i], sizeof(v[i]));
+                index_put(dst, dst->n);
+                dst->n++;
+        }
+        return 0;
 }
 
 /* ---- one run ------------------------------------------------------------ */
@@ -163,7 +197,7 @@ static void bucket_key(struct run *c, int64_t ms)
         if (kind == REPORT_MONTHLY) {
                 char m[8];
                 timefmt_month(ms, c->q->tz, m);
-                snprintf(c->span_key, sizeof(c->span_key), "%s", m);
+                copy_str(c->span_key, sizeof(c->span_key), m);
                 snprintf(start, sizeof(start), "%s-01", m);
                 report_shift_day(start, 1, next);
         } else if (kind == REPORT_WEEKLY) {
@@ -234,7 +268,10 @@ static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool
         const char *key;
         struct report_entry *e;
 
-        snprintf(pm, sizeof(pm), "%s%s%s", provider, provider[0] ? "/" : "", model);
+        bool by_model = c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_MODEL;
+
+        if (by_model) /* "provider/model", or "model" without a provider */
+                join(pm, sizeof(pm), provider, provider[0] ? "/" : "", model);
         if (c->q->kind == REPORT_MODEL) {
                 key = pm;
         } else if (c->q->kind == REPORT_PROJECT) {
@@ -244,16 +281,16 @@ static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool
                 key = c->span_key;
         }
         if (c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_HARNESS)
-                snprintf(group, sizeof(group), "%s", tool);
+                copy_str(group, sizeof(group), tool);
         else if (c->q->breakdown == REPORT_BREAKDOWN_MODEL)
-                snprintf(group, sizeof(group), "%s\x1f%s", tool, pm);
+                join(group, sizeof(group), tool, "\x1f", pm);
         else
                 group[0] = 0;
         e = agg_get(&c->agg, key, group);
-        if (e && (c->q->kind == REPORT_MODEL || c->q->breakdown == REPORT_BREAKDOWN_MODEL)) {
-                snprintf(e->harness, sizeof(e->harness), "%s", tool);
-                snprintf(e->provider, sizeof(e->provider), "%s", provider);
-                snprintf(e->model, sizeof(e->model), "%s", model);
+        if (e && by_model) {
+                copy_str(e->harness, sizeof(e->harness), tool);
+                copy_str(e->provider, sizeof(e->provider), provider);
+                copy_str(e->model, sizeof(e->model), model);
         }
         return e;
 }
@@ -290,11 +327,11 @@ static int row_cb(const struct usage_row *r, void *u)
                 if (e->sums.events == 0 || r->time_ms >= e->last_ms) {
                         e->last_ms = r->time_ms;
                         if (r->model[0])
-                                snprintf(e->model, sizeof(e->model), "%s", r->model);
+                                copy_str(e->model, sizeof(e->model), r->model);
                 }
                 if (!e->project[0])
-                        snprintf(e->project, sizeof(e->project), "%s", r->project);
-                snprintf(e->session, sizeof(e->session), "%s", r->session);
+                        copy_str(e->project, sizeof(e->project), r->project);
+                copy_str(e->session, sizeof(e->session), r->session);
         } else {
                 if (r->time_ms < c->rg.since_ms || r->time_ms >= c->rg.until_ms)
                         return 0;
@@ -321,9 +358,9 @@ static int session_cb(const struct session_entry *s, void *u)
         e = agg_get(&c->agg, s->session, s->tool);
         if (!e)
                 return -ENOMEM;
-        snprintf(e->session, sizeof(e->session), "%s", s->session);
-        snprintf(e->project, sizeof(e->project), "%s", s->project);
-        snprintf(e->model, sizeof(e->model), "%s", s->model);
+        copy_str(e->session, sizeof(e->session), s->session);
+        copy_str(e->project, sizeof(e->project), s->project);
+        copy_str(e->model, sizeof(e->model), s->model);
         e->first_ms = s->first_ms;
         e->last_ms = s->last_ms;
         usage_sums_add(&e->sums, &s->sums);
@@ -396,6 +433,55 @@ static void keep_sessions_in_range(struct run *c)
         c->agg.n = k;
 }
 
+static int by_pointer(const void *a, const void *b, void *cmp)
+{
+        int (*entry_cmp)(const void *, const void *) = (int (*)(const void *, const void *))cmp;
+        return entry_cmp(*(const struct report_entry *const *)a, *(const struct report_entry *const *)b);
+}
+
+/* rows in cmp's order. Entries are large (~1.7 KB): pointers are sorted,
+ * then the entries moved into place cycle by cycle through one spare, so
+ * each moves once and no second array is made. */
+static void sort_entries(struct report_entry *rows, size_t n, int (*cmp)(const void *, const void *))
+{
+        size_t *src;
+        const struct report_entry **order;
+        struct report_entry spare;
+
+        if (n < 2)
+                return;
+        order = reallocarray(NULL, n, sizeof(*order));
+        src = reallocarray(NULL, n, sizeof(*src));
+        if (!order || !src) {
+                free(order);
+                free(src);
+                qsort(rows, n, sizeof(*rows), cmp); /* memory is short: in place */
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                order[i] = &rows[i];
+        qsort_r(order, n, sizeof(*order), by_pointer, (void *)cmp);
+        for (size_t i = 0; i < n; i++)
+                src[i] = (size_t)(order[i] - rows); /* position i takes rows[src[i]] */
+        free(order);
+        for (size_t i = 0; i < n; i++) {
+                if (src[i] == i)
+                        continue;
+                /* the cycle through i: each entry moves once, i's via spare */
+                size_t j = i;
+                memcpy(&spare, &rows[i], sizeof(spare));
+                while (src[j] != i) {
+                        size_t k = src[j];
+                        memcpy(&rows[j], &rows[k], sizeof(rows[j]));
+                        src[j] = j;
+                        j = k;
+                }
+                memcpy(&rows[j], &spare, sizeof(spare));
+                src[j] = j;
+        }
+        free(src);
+}
+
 void report_result_finish(const struct report_query *q, struct report_entry *rows, size_t n,
                           struct report_result *res)
 {
@@ -403,8 +489,7 @@ void report_result_finish(const struct report_query *q, struct report_entry *row
                                                  : q->kind == REPORT_TOOL  ? tool_cmp
                                                                            : key_cmp;
 
-        if (n)
-                qsort(rows, n, sizeof(*rows), cmp);
+        sort_entries(rows, n, cmp);
         *res = (struct report_result){.kind = q->kind, .rows = rows, .n = n};
         for (size_t i = 0; i < res->n; i++) {
                 const struct report_entry *e = &res->rows[i];
@@ -424,8 +509,187 @@ static void finish(struct run *c, struct report_result *res)
         c->agg.v = NULL;
 }
 
+/* ---- the cache of old rollups' sums -------------------------------------- */
+
+#define CACHE_SLOTS       8
+#define CACHE_ENTRIES_MAX 4096             /* all slots together: ~7 MB */
+#define CACHE_WINDOW_HALF (24 * 3600000LL) /* the window: a day each side of now, ... */
+#define CACHE_WINDOW_KEEP (12 * 3600000LL) /* ... moved when now is 12 hours off its middle */
+#define CACHE_SIG_MAX     512
+
+/* One query's entries after every rollup outside the window. */
+struct cache_slot {
+        char sig[CACHE_SIG_MAX]; /* "" = free */
+        int64_t lo_ms, hi_ms;
+        uint64_t epoch, used;
+        struct report_entry *v;
+        size_t n;
+};
+
+struct report_cache {
+        struct cache_slot slot[CACHE_SLOTS];
+        uint64_t clock;
+        size_t entries;
+        struct report_cache_stats stats;
+};
+
+struct report_cache *report_cache_new(void)
+{
+        return calloc(1, sizeof(struct report_cache));
+}
+
+static void slot_clear(struct report_cache *rc, struct cache_slot *s)
+{
+        rc->entries -= s->n;
+        free(s->v);
+        memset(s, 0, sizeof(*s));
+}
+
+void report_cache_free(struct report_cache *rc)
+{
+        if (!rc)
+                return;
+        for (size_t i = 0; i < CACHE_SLOTS; i++)
+                slot_clear(rc, &rc->slot[i]);
+        free(rc);
+}
+
+void report_cache_get_stats(const struct report_cache *rc, struct report_cache_stats *ret)
+{
+        *ret = rc->stats;
+}
+
+/* Everything of a query that decides its entries; false if it does not fit. */
+static bool signature(const struct report_query *q, char sig[CACHE_SIG_MAX])
+{
+        int n = snprintf(sig, CACHE_SIG_MAX, "%d|%s|%s|%s|%d|%d|%d|", (int)q->kind, q->tz ? q->tz : "",
+                         q->since ? q->since : "", q->until ? q->until : "", (int)q->cost, (int)q->breakdown,
+                         report_week_start(q));
+        for (size_t i = 0; n > 0 && n < CACHE_SIG_MAX && i < REPORT_HARNESS_MAX && q->harness[i]; i++)
+                n += snprintf(sig + n, CACHE_SIG_MAX - (size_t)n, "%s,", q->harness[i]);
+        return n > 0 && n < CACHE_SIG_MAX;
+}
+
+/* Keeps a's entries (every rollup outside [lo, hi)) for sig, in sig's own
+ * slot or the least recently used; not when they would take more than the
+ * cache holds. */
+static void cache_store(struct report_cache *rc, const char *sig, int64_t lo_ms, int64_t hi_ms,
+                        uint64_t epoch, const struct agg *a)
+{
+        struct cache_slot *s = &rc->slot[0];
+        struct report_entry *v;
+
+        if (a->n > CACHE_ENTRIES_MAX)
+                return;
+        for (size_t i = 0; i < CACHE_SLOTS; i++) {
+                if (strcmp(rc->slot[i].sig, sig) == 0) {
+                        s = &rc->slot[i];
+                        break;
+                }
+                if (rc->slot[i].used < s->used)
+                        s = &rc->slot[i];
+        }
+        slot_clear(rc, s);
+        while (rc->entries + a->n > CACHE_ENTRIES_MAX) { /* make room: oldest first */
+                struct cache_slot *old = NULL;
+                for (size_t i = 0; i < CACHE_SLOTS; i++)
+                        if (rc->slot[i].sig[0] && (!old || rc->slot[i].used < old->used))
+                                old = &rc->slot[i];
+                if (!old)
+                        return;
+                slot_clear(rc, old);
+        }
+        v = a->n ? reallocarray(NULL, a->n, sizeof(*v)) : NULL;
+        if (a->n && !v)
+                return;
+        if (a->n)
+                memcpy(v, a->v, a->n * sizeof(*v));
+        snprintf(s->sig, sizeof(s->sig), "%s", sig);
+        s->lo_ms = lo_ms;
+        s->hi_ms = hi_ms;
+        s->epoch = epoch;
+        s->used = ++rc->clock;
+        s->v = v;
+        s->n = a->n;
+        rc->entries += a->n;
+}
+
+static struct cache_slot *cache_find(struct report_cache *rc, const char *sig, int64_t lo_ms,
+                                     int64_t hi_ms, uint64_t epoch)
+{
+        for (size_t i = 0; i < CACHE_SLOTS; i++) {
+                struct cache_slot *s = &rc->slot[i];
+                if (!s->sig[0] || strcmp(s->sig, sig) != 0)
+                        continue;
+                if (s->lo_ms == lo_ms && s->hi_ms == hi_ms && s->epoch == epoch)
+                        return s;
+                slot_clear(rc, s); /* stale: rollups outside the window changed */
+                return NULL;
+        }
+        return NULL;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+        return a > b ? a : b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+        return a < b ? a : b;
+}
+
+/* Rollups in [from, until), when that is not empty. */
+static int scan(struct run *c, int64_t from_ms, int64_t until_ms)
+{
+        return from_ms < until_ms ? ledger_foreach_rollup(c->l, from_ms, until_ms, rollup_cb, c) : 0;
+}
+
+/* The rollup reports (daily, weekly, monthly, model) with a cache: the
+ * entries of every rollup outside a window of a day each side of now come
+ * from the cache when none of those changed since (ledger_rollup_window),
+ * so only the window's rollups are read; the result is the same as
+ * reading them all (tests/unit/test-report-cache.c). */
+static int rollups_cached(struct run *c, struct report_cache *rc)
+{
+        char sig[CACHE_SIG_MAX];
+        int64_t lo, hi, now = timefmt_now_ms(), since = c->rg.since_ms, until = c->rg.until_ms;
+        uint64_t epoch;
+        struct cache_slot *s;
+        int r;
+
+        ledger_rollup_window(c->l, &lo, &hi, &epoch);
+        if (lo > hi || now < lo + CACHE_WINDOW_KEEP || now > hi - CACHE_WINDOW_KEEP) {
+                ledger_rollup_window_set(c->l, now - CACHE_WINDOW_HALF, now + CACHE_WINDOW_HALF);
+                ledger_rollup_window(c->l, &lo, &hi, &epoch);
+        }
+        if (!signature(c->q, sig))
+                return scan(c, since, until);
+        if ((s = cache_find(rc, sig, lo, hi, epoch))) {
+                s->used = ++rc->clock;
+                rc->stats.hits++;
+                r = agg_copy(&c->agg, s->v, s->n);
+        } else {
+                rc->stats.misses++;
+                r = scan(c, since, min64(lo, until));
+                if (r >= 0)
+                        r = scan(c, max64(hi, since), until);
+                if (r >= 0)
+                        cache_store(rc, sig, lo, hi, epoch, &c->agg);
+        }
+        if (r < 0)
+                return r;
+        return scan(c, max64(lo, since), min64(hi, until));
+}
+
 int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
                  const char **ret_error)
+{
+        return report_build_cached(l, NULL, q, ret_result, ret_error);
+}
+
+int report_build_cached(struct ledger *l, struct report_cache *cache, const struct report_query *q,
+                        struct report_result *ret_result, const char **ret_error)
 {
         struct run c = {.q = q, .l = l};
         bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT;
@@ -445,6 +709,8 @@ int report_build(struct ledger *l, const struct report_query *q, struct report_r
                         keep_sessions_in_range(&c);
         } else if (q->kind == REPORT_SESSION) {
                 r = ledger_foreach_session(l, session_cb, &c);
+        } else if (cache) {
+                r = rollups_cached(&c, cache);
         } else {
                 r = ledger_foreach_rollup(l, c.rg.since_ms, c.rg.until_ms, rollup_cb, &c);
         }

@@ -55,6 +55,23 @@ void report_iso_week(const char *monday, char out[16]);
 int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
                  const char **ret_error);
 void report_result_free(struct report_result *res);
+
+/* A cache that makes the rollup reports (daily, weekly, monthly, model)
+ * cost what two days of rollups cost: per query, the entries of the
+ * rollups outside the ledger's rollup window (ledger_rollup_window), kept
+ * while none of those changed. For one ledger handle; not thread-safe. */
+struct report_cache;
+struct report_cache_stats {
+        uint64_t hits, misses;
+};
+struct report_cache *report_cache_new(void); /* NULL on -ENOMEM */
+void report_cache_free(struct report_cache *rc);
+void report_cache_get_stats(const struct report_cache *rc, struct report_cache_stats *ret);
+/* report_build, with the cache (NULL: none). Sets the ledger's rollup
+ * window to a day each side of now when it has none or now is 12 hours
+ * off its middle. */
+int report_build_cached(struct ledger *l, struct report_cache *cache, const struct report_query *q,
+                        struct report_result *ret_result, const char **ret_error);
 /* A result from its entries (malloc'd, taken over): sorted as the kind's
  * report is, with the totals summed. */
 void report_result_finish(const struct report_query *q, struct report_entry *rows, size_t n,

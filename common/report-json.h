@@ -10,22 +10,28 @@ struct json_object;
 struct usage_row;
 struct usage_sums;
 
-/* The report object for a built result. NULL on -ENOMEM. */
-struct json_object *report_to_json(const struct report_query *q, const struct report_result *res);
+/* report_build_cached (cache may be NULL), as the report's JSON text
+ * (malloc'd, NUL-terminated): -EINVAL (bad date or zone; *ret_error says
+ * which, in a thread-local buffer valid until the next call), -ENOMEM,
+ * ledger errors. */
+int report_run_text(struct ledger *l, struct report_cache *cache, const struct report_query *q,
+                    char **ret_text, size_t *ret_len, const char **ret_error);
 
-/* report_build + report_to_json. -EINVAL (bad date or zone; *ret_error says
- * which, in a thread-local buffer valid until the next call). */
+/* The same report as an object. */
 int report_run(struct ledger *l, const struct report_query *q, struct json_object **ret_report,
                const char **ret_error);
 
-/* Adds the <sums> fields of report.h to object o. */
-void report_sums_json(struct json_object *o, const struct usage_sums *s);
+/* Adds the <sums> fields of report.h to object o: 0 or -ENOMEM. */
+int report_sums_json(struct json_object *o, const struct usage_sums *s);
 
 /* "vendor-reported", "computed", "mixed", or NULL when nothing is priced. */
 const char *report_sums_cost_source(const struct usage_sums *s);
 
-/* USD from nano-USD as a JSON number whose text is rounded to the
- * micro-dollar (half away from zero). */
+/* USD from nano-USD as the text of a JSON number rounded to the
+ * micro-dollar (half away from zero): "-0.000001", "12.345679". */
+#define REPORT_MONEY_TEXT_MAX 40
+void report_money_text(int64_t nano, char buf[REPORT_MONEY_TEXT_MAX]);
+/* ... as a JSON number object printing that text. */
 struct json_object *report_money_json(int64_t nano);
 
 /* JSON for one row (used by `tail` and tests): harness, session, project,

@@ -108,6 +108,16 @@ static void put_fixed(char *out, size_t cap, const char *s)
         out[n] = 0;
 }
 
+/* v in exactly width decimal digits (v < 10^width, as the callers clamp). */
+static char *put_digits(char *p, unsigned v, int width)
+{
+        for (int i = width - 1; i >= 0; i--) {
+                p[i] = (char)('0' + v % 10);
+                v /= 10;
+        }
+        return p + width;
+}
+
 void timefmt_format_utc(int64_t ms, char out[32])
 {
         time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
@@ -117,9 +127,24 @@ void timefmt_format_utc(int64_t ms, char out[32])
 
         if (!gmtime_r(&t, &tm))
                 memset(&tm, 0, sizeof(tm)); /* out of range: 1900-00-00 rather than garbage */
-        snprintf(buf, sizeof(buf), "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", year4(&tm),
-                 (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday, (unsigned)tm.tm_hour,
-                 (unsigned)tm.tm_min, (unsigned)tm.tm_sec, rem % 1000);
+        /* "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ" without printf: a report
+         * writes two per session */
+        char *p = buf;
+        p = put_digits(p, year4(&tm), 4);
+        *p++ = '-';
+        p = put_digits(p, (unsigned)tm.tm_mon + 1, 2);
+        *p++ = '-';
+        p = put_digits(p, (unsigned)tm.tm_mday, 2);
+        *p++ = 'T';
+        p = put_digits(p, (unsigned)tm.tm_hour, 2);
+        *p++ = ':';
+        p = put_digits(p, (unsigned)tm.tm_min, 2);
+        *p++ = ':';
+        p = put_digits(p, (unsigned)tm.tm_sec, 2);
+        *p++ = '.';
+        p = put_digits(p, rem % 1000, 3);
+        *p++ = 'Z';
+        *p = 0;
         put_fixed(out, 32, buf);
 }
 

@@ -130,11 +130,11 @@ static int take_result(struct json_object *resp, struct json_object **ret_result
         return 0;
 }
 
-int client_call(const char *socket_path, const char *cmd, struct json_object *args,
-                int timeout_ms, struct json_object **ret_result, char **ret_error)
+int client_call_line(const char *socket_path, const char *cmd, struct json_object *args, int timeout_ms,
+                     char **ret_line, size_t *ret_len, char **ret_error)
 {
         _cleanup_close_ int fd = -1;
-        _cleanup_json_ struct json_object *req = NULL, *resp = NULL;
+        _cleanup_json_ struct json_object *req = NULL;
         int r;
 
         r = trusted_connect(socket_path, &fd, ret_error);
@@ -143,10 +143,31 @@ int client_call(const char *socket_path, const char *cmd, struct json_object *ar
         req = build_request(cmd, args);
         if (!req)
                 return -ENOMEM;
-        r = proto_call(fd, req, timeout_ms, &resp);
+        return proto_call_line(fd, req, timeout_ms, ret_line, ret_len);
+}
+
+int client_take(const char *line, size_t len, struct json_object **ret_result, char **ret_error)
+{
+        _cleanup_json_ struct json_object *resp = NULL;
+        int r = proto_parse_response(line, len, &resp);
+
         if (r < 0)
                 return r;
         return take_result(resp, ret_result, ret_error);
+}
+
+int client_call(const char *socket_path, const char *cmd, struct json_object *args,
+                int timeout_ms, struct json_object **ret_result, char **ret_error)
+{
+        char *line = NULL;
+        size_t len;
+        int r = client_call_line(socket_path, cmd, args, timeout_ms, &line, &len, ret_error);
+
+        if (r < 0)
+                return r;
+        r = client_take(line, len, ret_result, ret_error);
+        free(line);
+        return r;
 }
 
 static int write_all(int fd, const char *buf, size_t len)

@@ -18,6 +18,13 @@ bool client_no_daemon(int r);
 int client_call(const char *socket_path, const char *cmd, struct json_object *args,
                 int timeout_ms, struct json_object **ret_result, char **ret_error);
 
+/* client_call in two steps, for a caller that may use the answer's text
+ * as it came (proto_ok_result_text): the answer line (malloc'd), then its
+ * result as client_call gives it. */
+int client_call_line(const char *socket_path, const char *cmd, struct json_object *args, int timeout_ms,
+                     char **ret_line, size_t *ret_len, char **ret_error);
+int client_take(const char *line, size_t len, struct json_object **ret_result, char **ret_error);
+
 /* Sends {"v":1,"cmd":"tail"}, checks the ok answer, then calls on_event for
  * every event object that follows until the daemon closes the connection
  * (0), SIGINT/SIGTERM arrive (0), or on_event returns < 0 (that value). */

@@ -51,6 +51,7 @@ struct daemon {
         struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
         struct metrics *metrics;
         struct statusline_state statusline;
+        struct report_cache *report_cache; /* for the ledger handle above */
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
         struct command_env commands;
         uint64_t reconcile_usec;
@@ -571,6 +572,9 @@ static int setup_live(struct daemon *d)
         if (budget_conf_path(budgets, sizeof(budgets)) < 0 ||
             budget_new(d->event, d->ledger, budgets, &d->budget) < 0)
                 log_warning("cannot set up budgets; going on without");
+        d->report_cache = report_cache_new(); /* NULL: reports read every rollup */
+        if (!d->report_cache)
+                log_warning("cannot set up the report cache; going on without");
         d->commands = (struct command_env){
                 .ledger = d->ledger, .ingest = d->ingest, .watch = d->watch,
                 .state_dir = d->state_dir, .socket_path = d->socket_path, .start_ms = d->start_ms,
@@ -578,6 +582,7 @@ static int setup_live(struct daemon *d)
                 .warnings = (const char *const *)d->warnings, .rescan = rescan, .u = d,
                 .budget = d->budget, .prices = d->prices,
                 .statusline = &d->statusline, /* .metrics once it exists (main) */
+                .report_cache = d->report_cache,
         };
         r = sd_event_add_defer(d->event, &d->reconcile_soon, on_reconcile_soon, d);
         if (r < 0)
@@ -695,6 +700,7 @@ out:
         d.watch = watch_free(d.watch);
         d.ingest = ingest_free(d.ingest);
         d.prices = prices_free(d.prices);
+        report_cache_free(d.report_cache);
         d.ledger = ledger_close(d.ledger);
         d.event = sd_event_unref(d.event);
         for (size_t i = 0; i < d.n_warnings; i++)

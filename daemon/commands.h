@@ -31,6 +31,7 @@ struct command_env {
         struct prices *prices;       /* may be NULL: "prices" in status, reprice */
         struct metrics *metrics;     /* may be NULL: `metrics` answers an error */
         struct statusline_state *statusline; /* the latest limit windows received */
+        struct report_cache *report_cache;   /* may be NULL: reports read every rollup */
         /* discovery again, watches re-armed, reconcile, reading scheduled */
         void (*rescan)(void *u);
         void *u;

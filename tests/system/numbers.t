@@ -94,6 +94,16 @@ check "report model --csv escapes it too" grep -qF 'm\x1b]0;pwned\x07\x1b[2J' <<
 check "sources shows the file name escaped" grep -qF 'evil\x1b]0;x\x07.jsonl' <<<"$("$C" sources 2>/dev/null)"
 is "$("$C" report model --json 2>/dev/null | jq -r '.rows[] | select(.model | startswith("m\u001b")) | .model' | od -An -c | tr -s ' ' | head -1)" \
 	"$(printf 'm\e]0;pwned\a\e[2J\n' | od -An -c | tr -s ' ' | head -1)" "--json keeps the exact name (json-c escapes it)"
+# --json into a pipe prints the daemon's text as it came; without a daemon
+# the client builds the report itself and prints json-c's parse: the same bytes
+KINDS="daily weekly monthly project session model tool"
+for k in $KINDS; do "$C" report $k --json --since 2026-11-01 >"$T/live-$k.json" 2>/dev/null; done
 stop_daemon; ok $? "clean stop"
+same=0
+for k in $KINDS; do
+	"$C" report $k --json --since 2026-11-01 >"$T/offline-$k.json" 2>/dev/null
+	if [ -s "$T/live-$k.json" ] && cmp -s "$T/live-$k.json" "$T/offline-$k.json"; then same=$((same + 1)); else diag "report $k differs: $(cmp "$T/live-$k.json" "$T/offline-$k.json" 2>&1)"; fi
+done
+is "$same" 7 "report --json, all seven kinds: the daemon's text as it came = the client's own print, byte for byte"
 ! grep -qiE 'AddressSanitizer|runtime error' "$T/daemon.log"; ok $? "no sanitizer reports"
 done_testing

@@ -2,6 +2,7 @@
  * filters, ranges, tool cost shares, JSON shape and validation messages. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ledger.h"
@@ -432,6 +433,42 @@ static void test_errors(void)
         json_object_put(req);
 }
 
+/* Every report's text (what the daemon sends and a client may print as it
+ * came) is json-c's own print of its parse, with names from files holding
+ * quotes, backslashes, slashes, control bytes and UTF-8. */
+static void test_text(void)
+{
+        static const char hostile[] = "a\"b\\c/d\x01\x1f\x7f caf\xc3\xa9\t\n";
+        static const enum report_kind kinds[] = { REPORT_DAILY, REPORT_WEEKLY, REPORT_MONTHLY, REPORT_PROJECT,
+                                                  REPORT_SESSION, REPORT_MODEL, REPORT_TOOL, REPORT_BLOCKS };
+        static const char *const calls[] = { "bash\"x", NULL };
+        int bad = 0;
+
+        put("h1", "pi", hostile, "2026-03-13T10:00:00Z", true, COST_VENDOR, 1000, calls);
+        for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+                struct report_query q = {.kind = kinds[i], .tz = "Europe/Berlin", .now_ms = at("2026-03-13T11:00:00Z")};
+                char *t = NULL;
+                size_t n = 0;
+                const char *err = NULL;
+                json_object *o = NULL;
+                if (report_run_text(L, NULL, &q, &t, &n, &err) < 0 || strlen(t) != n || !(o = json_tokener_parse(t)) ||
+                    strcmp(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                           t) != 0) {
+                        bad++;
+                        printf("#   %s report: %s\n", report_kind_name(kinds[i]), t ? t : err);
+                }
+                if (kinds[i] == REPORT_SESSION) {
+                        bool found = false;
+                        for (size_t k = 0; k < nrows(o); k++)
+                                found |= sfield(row_at(o, k), "session") && strcmp(sfield(row_at(o, k), "session"), hostile) == 0;
+                        ok(found, "session report: the hostile session name parses back byte for byte");
+                }
+                json_object_put(o);
+                free(t);
+        }
+        is_int(bad, 0, "all eight report kinds: the text is a fixed point of json-c's parse and print");
+}
+
 int main(void)
 {
         char dir[300], cmd[400];
@@ -457,6 +494,7 @@ int main(void)
         test_errors();
         test_cost_modes();
         test_builder();
+        test_text(); /* last: its row changes the totals above */
 
         ledger_close(L);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
