@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "adapt-util.h"
+#include "lines.h"
 
 int adapt_resolve_path(const char *value, const char *home, const char *base, char *buf, size_t cap)
 {
@@ -296,4 +297,28 @@ bool adapt_read_calls(struct jscan *s, const char *type, struct adapt_calls_f *c
         if (jscan_at(s, '['))
                 return jscan_array(s, content_elem, &cs, depth + 1);
         return jscan_skip(s, depth);
+}
+
+bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_len, adapt_line_filter may_matter,
+                      const void *u, int *ret_result)
+{
+        const char *line = *io_line;
+        size_t len;
+
+        if (ps->flags & PS_NOT_SOURCE) {
+                *ret_result = PARSE_NOT_SOURCE;
+                return false;
+        }
+        len = lines_trim(line, *io_len, &line);
+        if (len == 0) {
+                *ret_result = PARSE_OK;
+                return false;
+        }
+        if ((ps->flags & PS_HEADER_SEEN) && !may_matter(line, len, u)) {
+                *ret_result = line[0] == '{' && line[len - 1] == '}' ? PARSE_OK : PARSE_MALFORMED;
+                return false;
+        }
+        *io_line = line;
+        *io_len = len;
+        return true;
 }

@@ -72,3 +72,14 @@ static inline uint32_t adapt_calls_stored(const struct adapt_calls_f *c)
 {
         return c->n < ROW_CALLS_MAX ? c->n : ROW_CALLS_MAX;
 }
+
+/* What a JSONL parser does before it reads a line, the same for each: a
+ * file found not to be a transcript stays so (PARSE_NOT_SOURCE); blanks
+ * around the line go (*io_line, *io_len); an empty line is nothing
+ * (PARSE_OK); once the header is seen, a line the adapter's prefilter says
+ * cannot carry usage is passed over unread (PARSE_OK, or PARSE_MALFORMED
+ * when it is not even a braced object). true: read the line; false: return
+ * *ret_result. */
+typedef bool (*adapt_line_filter)(const char *line, size_t len, const void *u);
+bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_len, adapt_line_filter may_matter,
+                      const void *u, int *ret_result);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "adapt-util.h"
 #include "claude-acct.h"
 #include "claude-fields.h"
 #include "claude-lines.h"
@@ -229,10 +230,11 @@ static int apply_line(const struct source_ctx *ctx, struct parse_state *ps, cons
 /* Whether a line can matter: an assistant response, a cost-state or a
  * compaction boundary (quoted needles; text inside strings has its quotes
  * escaped, and a false hit only costs a full parse). */
-static bool may_matter(const char *p, size_t n)
+static bool may_matter(const char *p, size_t n, const void *u)
 {
         const char *q = p, *end = p + n;
 
+        (void)u;
         while ((q = memchr(q, '"', (size_t)(end - q)))) {
                 const char *k = ++q;
                 size_t left = (size_t)(end - k);
@@ -269,13 +271,8 @@ int claude_parse_line(const struct source_ctx *ctx, struct parse_state *ps, cons
         bool malformed = false;
         int r;
 
-        if (ps->flags & PS_NOT_SOURCE)
-                return PARSE_NOT_SOURCE;
-        len = lines_trim(line, len, &line);
-        if (len == 0)
-                return PARSE_OK;
-        if ((ps->flags & PS_HEADER_SEEN) && !may_matter(line, len))
-                return line[0] == '{' && line[len - 1] == '}' ? PARSE_OK : PARSE_MALFORMED;
+        if (!adapt_line_begin(ps, &line, &len, may_matter, NULL, &r))
+                return r;
 
         /* one object per line; a torn line with the next one glued to it
          * (a crash mid-write, then an append) keeps the objects after it */

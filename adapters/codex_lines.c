@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapt-util.h"
 #include "codex_fields.h"
 #include "codex_lines.h"
 #include "codex_state.h"
@@ -364,7 +365,7 @@ static int apply_line(const struct source_ctx *ctx, struct parse_state *ps, stru
 
 /* Whether a line can change anything: quoted type values we act on (quotes
  * inside JSON strings are escaped, so text never matches). */
-static bool may_matter(const char *p, size_t n)
+static bool may_matter(const char *p, size_t n, const void *u)
 {
         static const char *const needles[] = {
                 "turn_context\"", "token_count\"", "token_usage_record\"", "function_call\"",
@@ -372,6 +373,7 @@ static bool may_matter(const char *p, size_t n)
         };
         const char *q = p, *end = p + n;
 
+        (void)u;
         while ((q = memchr(q, '"', (size_t)(end - q)))) {
                 const char *k = ++q;
                 size_t left = (size_t)(end - k);
@@ -391,13 +393,8 @@ int codex_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const
         struct cx_state *st;
         int r;
 
-        if (ps->flags & PS_NOT_SOURCE)
-                return PARSE_NOT_SOURCE;
-        len = lines_trim(line, len, &line);
-        if (len == 0)
-                return PARSE_OK;
-        if ((ps->flags & PS_HEADER_SEEN) && !may_matter(line, len))
-                return line[0] == '{' && line[len - 1] == '}' ? PARSE_OK : PARSE_MALFORMED;
+        if (!adapt_line_begin(ps, &line, &len, may_matter, NULL, &r))
+                return r;
         if (!codex_scan_line(line, len, &l)) {
                 if (!(ps->flags & PS_HEADER_SEEN)) {
                         ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;

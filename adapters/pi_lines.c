@@ -542,8 +542,9 @@ static const char *find_quote_um(const char *p, const char *end)
 /* Whether a line can change anything: usage of any kind (the key "usage"
  * or the type value "usage"), a model change, or a model snapshot. Quoted
  * needles never match text inside JSON strings (their quotes are escaped). */
-static bool may_matter(const char *p, size_t n, bool snapshot)
+static bool may_matter(const char *p, size_t n, const void *u)
 {
+        bool snapshot = *(const bool *)u; /* the flavor's model_snapshot */
         const char *q = p, *end = p + n;
 
         /* `"usage"`, `"model_change"`, `"model-snapshot"` */
@@ -563,13 +564,10 @@ static bool may_matter(const char *p, size_t n, bool snapshot)
 int pi_parse_line(const struct pi_flavor *fl, const struct source_ctx *ctx,
                   struct parse_state *ps, const char *line, size_t len, struct row_batch *out)
 {
-        if (ps->flags & PS_NOT_SOURCE)
-                return PARSE_NOT_SOURCE;
-        len = lines_trim(line, len, &line);
-        if (len == 0)
-                return PARSE_OK;
-        if ((ps->flags & PS_HEADER_SEEN) && !may_matter(line, len, fl->model_snapshot))
-                return line[0] == '{' && line[len - 1] == '}' ? PARSE_OK : PARSE_MALFORMED;
+        int r;
+
+        if (!adapt_line_begin(ps, &line, &len, may_matter, &fl->model_snapshot, &r))
+                return r;
         return parse_values(fl, ctx, ps, line, line + len, out);
 }
 

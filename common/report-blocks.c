@@ -114,7 +114,7 @@ int report_blocks_collect(struct ledger *l, const struct report_query *q,
                 const struct ev *e = &c.v[i];
                 struct report_entry *b = res->n ? &res->rows[res->n - 1] : NULL;
                 if (!b || strcmp(b->harness, c.tools[e->tool]) != 0 ||
-                    e->time_ms >= b->first_ms + REPORT_BLOCK_MS) {
+                    report_block_opens(true, b->first_ms, e->time_ms)) {
                         r = push(res, &cap, c.tools[e->tool], e->time_ms);
                         b = &res->rows[res->n - 1];
                 }
@@ -177,7 +177,7 @@ static int recent_cb(const struct rollup_entry *r, void *u)
 
         if (strcmp(r->tool, c->tool) != 0 || r->sums.events == 0)
                 return 0;
-        if (!c->have || r->bucket_ms >= c->e.first_ms + REPORT_BLOCK_MS) {
+        if (report_block_opens(c->have, c->e.first_ms, r->bucket_ms)) {
                 memset(&c->e, 0, sizeof(c->e));
                 c->e.first_ms = r->bucket_ms;
                 c->have = true;

@@ -10,6 +10,13 @@
 
 #define REPORT_BLOCK_MS (5 * 3600 * 1000LL)
 
+/* The rule itself: a call at t_ms opens a new block unless a block that
+ * began at start_ms is still open (have: there is such a block). */
+static inline bool report_block_opens(bool have, int64_t start_ms, int64_t t_ms)
+{
+        return !have || t_ms >= start_ms + REPORT_BLOCK_MS;
+}
+
 /* Reads every usage row in the range and appends one entry per block to
  * res (key = start as RFC 3339 UTC, harness, first_ms = start, last_ms =
  * the last call in it, sums). -ENOMEM, ledger errors. */

@@ -55,20 +55,18 @@ void blocks_current(const struct block_set *s, int64_t now_ms, struct block_info
         size_t first = 0, i;
         int64_t start, end;
 
-        for (i = 1; i < s->n; i++)
-                if (s->v[i].time_ms - s->v[i - 1].time_ms >= BLOCK_MS)
+        for (i = 1; i < s->n; i++) /* after a five-hour gap, a call always opens a block */
+                if (report_block_opens(true, s->v[i - 1].time_ms, s->v[i].time_ms))
                         first = i;
         if (s->n == 0) {
                 *ret = b;
                 return;
         }
         start = s->v[first].time_ms;
-        end = start + BLOCK_MS;
         for (i = first; i < s->n && s->v[i].time_ms <= now_ms; i++)
-                if (s->v[i].time_ms >= end) {
+                if (report_block_opens(true, start, s->v[i].time_ms))
                         start = s->v[i].time_ms;
-                        end = start + BLOCK_MS;
-                }
+        end = start + REPORT_BLOCK_MS;
         if (now_ms < start || now_ms >= end) {
                 *ret = b;
                 return;
@@ -87,13 +85,16 @@ void blocks_current(const struct block_set *s, int64_t now_ms, struct block_info
                 else
                         b.unpriced++;
         }
-        /* at least a minute, so the first call does not read as an infinite rate */
-        double elapsed_ms = (double)(now_ms - start);
-        if (elapsed_ms < 60000.0)
-                elapsed_ms = 60000.0;
-        b.usd_per_hour = (double)b.cost_nano / 1e9 / (elapsed_ms / 3600000.0);
-        b.tokens_per_min = (double)b.tokens / (elapsed_ms / 60000.0);
-        b.projected_nano = b.cost_nano + (int64_t)((double)b.cost_nano / elapsed_ms *
-                                                   (double)(end - now_ms));
+        /* the rates as reports give them (report_block_live) */
+        struct report_entry e = {.first_ms = start};
+        struct block_live live;
+
+        e.sums.cost_nano = b.cost_nano;
+        e.sums.input = b.tokens;
+        if (report_block_live(&e, now_ms, &live)) {
+                b.usd_per_hour = (double)live.burn_nano_per_hour / 1e9;
+                b.tokens_per_min = (double)live.tokens_per_hour / 60.0;
+                b.projected_nano = live.projected_nano;
+        }
         *ret = b;
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BLOCK_MS (5 * 3600 * 1000LL)
+#include "report-blocks.h" /* the five-hour rule and the live figures */
 
 struct block_call {
         char key[33];       /* row key hex; "" = unkeyed */

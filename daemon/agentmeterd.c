@@ -38,6 +38,7 @@
 #include "timefmt.h"
 
 #define SLICE_BYTES (8u << 20)          /* read at most this much per loop turn */
+#define SLICE_MS 4                      /* ... and after the initial scan, work this long */
 #define SYNC_USEC (1000000ULL)          /* mdb_env_sync at most every second */
 #define MAX_WARNINGS 16
 
@@ -148,6 +149,11 @@ static int on_drain(sd_event_source *s, void *u)
                 schedule_drain(d); /* yield to other events, then go on */
         } else if (!d->initial_scan_done) {
                 d->initial_scan_done = true;
+                /* from now on a reconcile of thousands of unchanged files,
+                 * or a new root's history, yields every few ms: an answer
+                 * waits that long at most (the initial scan keeps whole
+                 * slices, which commit fewer, larger groups) */
+                ingest_set_slice_ms(d->ingest, SLICE_MS);
                 const struct tail_counters *c = ingest_counters(d->ingest);
                 log_info("initial scan done: %llu bytes read, %llu rows added, %llu lines "
                          "(%llu malformed, %llu over-long skipped)",
@@ -498,7 +504,8 @@ static int setup_metrics(struct daemon *d, const struct options *o)
                 snprintf(def, sizeof(def), "%s/metrics.prom", d->state_dir);
                 file = def;
         }
-        struct metrics_config mc = { .path = file, .user = user, .start_ms = d->start_ms };
+        struct metrics_config mc = { .path = file, .user = user, .start_ms = d->start_ms,
+                                     .report_cache = d->report_cache };
         r = metrics_new(d->event, d->ingest, &mc, &d->metrics);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "cannot set up the metrics");

@@ -42,6 +42,7 @@ struct ingest {
         struct source_counts adapter_counts[MAX_ADAPTERS]; /* sums of the sources' counts */
         struct row_batch spare; /* tail's rows buffer, kept between sources */
         uint64_t group_rows;    /* rows per group commit */
+        int64_t slice_ms;       /* ingest_run returns after this long (0: no limit) */
         size_t n_gone;          /* records marked gone: sweep_gone has work */
         bool in_group;          /* ingest_run holds a group commit open */
 };
@@ -621,6 +622,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
 {
         uint64_t start = in->counters.bytes_read, extra = 0;
         int64_t now = timefmt_now_ms();
+        int64_t deadline = in->slice_ms ? timefmt_mono_ms() + in->slice_ms : INT64_MAX;
         struct source_rec *deferred = NULL, *dtail = NULL;
         /* several sources queued (a scan): one group commit for the slice,
          * so each B-tree page is written once, not once per source */
@@ -677,6 +679,8 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 extra += VISIT_COST;
                 if (in->counters.bytes_read - start + extra >= budget_bytes)
                         break;
+                if (deadline != INT64_MAX && timefmt_mono_ms() >= deadline)
+                        break; /* the rest next turn: a request waits no longer than this */
         }
         /* deferred sources wait for ingest_queue_retries (or the next
          * reconcile or event after their backoff) */
@@ -693,6 +697,11 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
         if (!in->qhead && in->n_gone) /* not a walk of every source per append */
                 sweep_gone(in);
         return in->qhead ? 1 : 0;
+}
+
+void ingest_set_slice_ms(struct ingest *in, int64_t ms)
+{
+        in->slice_ms = ms > 0 ? ms : 0;
 }
 
 void ingest_set_group_rows(struct ingest *in, uint64_t rows)

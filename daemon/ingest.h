@@ -77,11 +77,14 @@ int ingest_queue_path(struct ingest *in, const char *path);
 void ingest_verify_all(struct ingest *in);
 
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
- * used (1: call again). */
+ * used or the slice time (ingest_set_slice_ms) is up (1: call again). */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
 /* Rows per group commit when several sources are queued (0: the default,
  * 2,048, about 20 MB of dirty ledger pages; `--once` takes more). */
 void ingest_set_group_rows(struct ingest *in, uint64_t rows);
+/* ingest_run also returns once it has worked ms milliseconds (0: only the
+ * byte budget ends it), so the loop answers requests in between. */
+void ingest_set_slice_ms(struct ingest *in, int64_t ms);
 /* A file changed (content_changed: written, created or moved in; else an
  * attribute change or a close): queues the source it belongs to, which the
  * root's adapter decides (adapter->source_of), noticing it first when it

@@ -33,6 +33,7 @@ struct mark {
 struct metrics {
         struct ingest *in;
         struct ledger *ledger;
+        struct report_cache *report_cache; /* may be NULL */
         sd_event_source *timer;
         char *path;
         char user[256];
@@ -223,7 +224,7 @@ static int report(struct metrics *m, enum report_kind kind, enum report_cost cos
                   struct report_result *ret)
 {
         struct report_query q = {.kind = kind, .tz = "UTC", .cost = cost, .calls_only = true};
-        return report_build(m->ledger, &q, ret, NULL);
+        return report_build_cached(m->ledger, m->report_cache, &q, ret, NULL);
 }
 
 /* Vendor cost of model entry e, from the vendor-only report when a model
@@ -487,6 +488,7 @@ int metrics_new(sd_event *ev, struct ingest *in, const struct metrics_config *cf
                 return -ENOMEM;
         m->in = in;
         m->ledger = ingest_ledger(in);
+        m->report_cache = cfg->report_cache;
         m->start_ms = cfg->start_ms;
         if (cfg->user && *cfg->user)
                 snprintf(m->user, sizeof(m->user), "%s", cfg->user);

@@ -11,10 +11,13 @@
 struct ingest;
 struct metrics;
 
+struct report_cache;
+
 struct metrics_config {
         const char *path; /* textfile to keep up to date; NULL: none (text on demand only) */
         const char *user; /* the `user` label; NULL/"": "<login name>@<host name>" */
         int64_t start_ms; /* daemon start (CLOCK_REALTIME ms) */
+        struct report_cache *report_cache; /* the daemon's, for the model series; may be NULL */
 };
 
 /* ev may be NULL (no timer: metrics_text on demand only). */
