@@ -47,14 +47,14 @@ is "$(count 'level reached' "$T/daemon.log")" 0 "50% of the daily limit fires no
 
 $CALL call "$S" --cost 0.35
 check "crossing 80% logs a warning" wait_until 10 grep -q "budget day (daily .*80% level reached: \$0.850000 of \$1.000000 (85%)" "$T/daemon.log"
-check "... and sends a notification" wait_until 10 test "$(count summary "$T/notify.log")" -ge 1
+check "... and sends a notification" wait_until 10 holds '[ "$(count summary "$T/notify.log")" -ge 1 ]'
 check "... and runs the command with the figures" wait_until 10 grep -qx "day 80 0.850000 1.000000 daily" "$T/cmd.log"
 is "$(jq -c '[.app, .summary, .urgency]' "$T/notify.log")" '["agentmeterd","Daily budget at 80%",1]' "the notification says what happened"
 is "$(budget day .fired)" "[80]" "status shows the 80% level fired"
 
 $CALL call "$S" --cost 0.2
 check "crossing 100% logs a warning" wait_until 10 grep -q "budget day .*100% level reached: \$1.050000 of \$1.000000 (105%)" "$T/daemon.log"
-check "... and a critical notification" wait_until 10 test "$(count summary "$T/notify.log")" -ge 2
+check "... and a critical notification" wait_until 10 holds '[ "$(count summary "$T/notify.log")" -ge 2 ]'
 check "... and the command runs again" wait_until 10 grep -qx "day 100 1.050000 1.000000 daily" "$T/cmd.log"
 is "$(tail -1 "$T/notify.log" | jq -c '[.summary, .urgency]')" '["Daily budget at 100%",2]' "the second notification is critical"
 

@@ -95,6 +95,10 @@ stop_daemon() {
 	DPID=
 	return $rc
 }
+# holds 'SHELL TEXT': runs the text as a command, evaluated anew at each call:
+# wait_until 10 holds '[ "$(totals events)" = 7 ]' (a "$(...)" written among
+# wait_until's own arguments would be expanded once, before the first poll)
+holds() { eval "$1"; }
 # wait_until SECONDS CMD...: polls CMD every 20 ms until it succeeds.
 wait_until() {
 	local limit=$1; shift

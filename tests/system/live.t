@@ -31,7 +31,7 @@ sleep 0.3
 g2=$($GEN append "$S/--home-u-a--/a.jsonl" --calls 2 --seed 2 --small)
 all=$(printf '%s\n%s\n' "$g1" "$g2" | sum_json)
 expect "$all" "appended lines are visible"
-check "tail streamed the new rows" wait_until 5 test "$(grep -c '"harness":"pi"' "$T/tail.out")" -ge 2
+check "tail streamed the new rows" wait_until 5 holds '[ "$(grep -c "\"harness\":\"pi\"" "$T/tail.out")" -ge 2 ]'
 kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null
 
 # rename (OpenClaw-style archive): nothing new, nothing re-read

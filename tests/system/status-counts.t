@@ -18,13 +18,13 @@ agree() { # agree DESCRIPTION
 $GEN session "$S/--home-u-a--/a.jsonl" --calls 4 --seed 11 --small >/dev/null
 $GEN session "$S/--home-u-b--/b.jsonl" --calls 3 --seed 12 --small >/dev/null
 start_daemon --reconcile-interval=3600; ok $? "daemon starts"
-check "initial scan read the rows" wait_until 10 test "$(totals events)" = 7
+check "initial scan read the rows" wait_until 10 holds '[ "$(totals events)" = 7 ]'
 agree "after the initial scan: status = sum of sources"
 check "the counters are not all zero" test "$(from_status | jq '.[0]')" -gt 0
 
 $GEN append "$S/--home-u-a--/a.jsonl" --calls 2 --seed 13 --small >/dev/null
 printf 'not json at all\n' >>"$S/--home-u-a--/a.jsonl"
-check "appended rows counted" wait_until 10 test "$(totals events)" = 9
+check "appended rows counted" wait_until 10 holds '[ "$(totals events)" = 9 ]'
 agree "after an append and a garbage line: status = sum of sources"
 check "the garbage line is counted as malformed" test "$(from_status | jq '.[2]')" -ge 1
 

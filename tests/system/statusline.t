@@ -24,7 +24,7 @@ with open(sys.argv[1], "w") as f:
 json.dump(tot.t, sys.stdout)
 PY
 start_daemon --reconcile-interval=3600; ok $? "daemon starts"
-check "the session is ingested" wait_until 10 test "$(totals events)" = 2
+check "the session is ingested" wait_until 10 holds '[ "$(totals events)" = 2 ]'
 want_cost=$(jq -r '.cost_nano / 1e9 | . * 100 | round / 100' "$T/gen.json")
 input='{"session_id":"sess-now","model":{"id":"x","display_name":"Opus 4.5"},"cwd":"/w/app","rate_limits":{"five_hour":{"used_percentage":23.5,"resets_at":4102444800},"seven_day":{"used_percentage":41.2,"resets_at":4102444800}}}'
 line=$(printf '%s' "$input" | "$C" statusline --harness pi)

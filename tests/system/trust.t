@@ -53,7 +53,7 @@ AS_A() { setpriv --reuid="$A" --regid="$A" --clear-groups "$@"; }
 VRUN=(setpriv --reuid="$V" --regid="$V" --clear-groups env -u XDG_RUNTIME_DIR HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME")
 FD=/tmp/agentmeterd-$V
 rm -rf "$FD"
-trap 'cleanup_env; [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; rm -rf "$FD"' EXIT
+trap 'cleanup_env; pkill -KILL -f "$FD/control.sock" 2>/dev/null; [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; rm -rf "$FD"' EXIT
 # a server that answers anything with escape codes for the terminal
 serve() { # serve SOCKET (as whoever runs it)
 	/usr/bin/python3 -c '
@@ -72,7 +72,9 @@ start_fake() { # start_fake RUNNER...: the server, run by RUNNER, on $FD/control
 	SPID=$!
 	wait_until 5 test -S "$FD/control.sock"
 }
-stop_fake() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; SPID=; }
+# SPID is the subshell running AS_A: the server under setpriv is its child,
+# so it goes by its socket path (on its command line), not by SPID alone
+stop_fake() { pkill -KILL -f "$FD/control.sock" 2>/dev/null; kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; SPID=; }
 refused_by_client() { # refused_by_client DESCRIPTION PATTERN
 	out=$("${VRUN[@]}" "$C" version 2>&1); rc=$?
 	[ "$rc" -ne 0 ] && grep -q "$2" <<<"$out"; ok $? "$1 (exit $rc)"
