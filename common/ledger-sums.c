@@ -69,6 +69,7 @@ void usage_sums_add(struct usage_sums *dst, const struct usage_sums *src)
         dst->output = sat_u(dst->output, src->output, 1);
         dst->cache_read = sat_u(dst->cache_read, src->cache_read, 1);
         dst->cache_write = sat_u(dst->cache_write, src->cache_write, 1);
+        dst->cache_write_1h = sat_u(dst->cache_write_1h, src->cache_write_1h, 1);
         dst->reasoning = sat_u(dst->reasoning, src->reasoning, 1);
         dst->total = sat_u(dst->total, src->total, 1);
         dst->cost_nano = sat_i(dst->cost_nano, src->cost_nano, 1);

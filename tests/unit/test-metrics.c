@@ -33,6 +33,7 @@ static void put(const char *id, const char *tool, const char *model, uint8_t cos
                 r.output = 20;
                 r.cache_read = 5;
                 r.cache_write = 7;
+                r.cache_write_1h = strcmp(model, "h1") == 0 ? 3 : 0; /* of the 7 */
                 r.total = 132;
         }
         r.cost_source = cost_src;
@@ -79,6 +80,8 @@ int main(void)
         put("u1", "pi", "m", COST_NONE, 0, true, 0);
         put("p1", "picoclaw", "x", COST_NONE, 0, false, 0);
         put("up", "openclaw", "", COST_VENDOR, 2000, true, ROW_F_UPSERT);
+        put("h1a", "pi", "h1", COST_VENDOR, 1000, true, 0);
+        put("h1b", "pi", "h1", COST_VENDOR, 1000, true, 0);
 
         t = text_of(in);
         ok(has(t, "agentmeter_cost_usd_total{user=\"alice@host\",harness=\"pi\",provider=\"anthropic\",model=\"m\",cost_source=\"vendor\"} 1.5\n"),
@@ -94,6 +97,8 @@ int main(void)
         ok(has(t, "model=\"m\",type=\"cache_write_5m\"} 21\n") &&
                    has(t, "model=\"m\",type=\"cache_write_1h\"} 0\n"),
            "cache writes split 5m/1h (1h: 0 until rows carry it)");
+        ok(has(t, "model=\"h1\",type=\"cache_write_5m\"} 8\n") && has(t, "model=\"h1\",type=\"cache_write_1h\"} 6\n"),
+           "rows with 1-hour writes: 1h 6 and 5m 8 of 14 (the 1-hour part survives the rollup sums)");
         ok(!has(t, "agentmeter_tokens_total{user=\"alice@host\",harness=\"picoclaw\""),
            "a harness without token counts has no token series (unknown is not 0)");
         ok(has(t, "agentmeter_events_total{user=\"alice@host\",harness=\"picoclaw\",provider=\"anthropic\",model=\"x\"} 1\n"),
