@@ -322,3 +322,17 @@ bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_l
         *io_len = len;
         return true;
 }
+
+int adapt_zst_sibling(const char *path, char *ret, size_t cap)
+{
+        size_t n = strlen(path);
+
+        if (n > 4 && strcmp(path + n - 4, ".zst") == 0) {
+                if (n - 4 >= cap)
+                        return 0;
+                memcpy(ret, path, n - 4);
+                ret[n - 4] = 0;
+                return 1;
+        }
+        return snprintf(ret, cap, "%s.zst", path) < (int)cap ? 1 : 0;
+}

@@ -83,3 +83,7 @@ static inline uint32_t adapt_calls_stored(const struct adapt_calls_f *c)
 typedef bool (*adapt_line_filter)(const char *line, size_t len, const void *u);
 bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_len, adapt_line_filter may_matter,
                       const void *u, int *ret_result);
+
+/* adapter.sibling_of for a harness that compresses an idle transcript x
+ * into x.zst (and back): the other name of the two. */
+int adapt_zst_sibling(const char *path, char *ret, size_t cap);

@@ -152,12 +152,13 @@ const struct adapter adapter_claude = {
                 .reasoning = CAP_REASONING_SUBSET,
         },
         .env = claude_env,
+        .statusline_host = true, /* its statusLine command */
         .discover = claude_discover,
         .load_config = NULL,
         .free_config = NULL,
         .classify = claude_classify,
         .source_of = NULL,
         .parse_line = claude_parse_line,
-        .collect_db = NULL,
+        .collect_rows = NULL,
         .unmetered = cl_acct_unmetered,
 };

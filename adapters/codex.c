@@ -135,7 +135,7 @@ static enum classify_result codex_classify(const char *relpath, const char *name
         if (ends_with(name, ".jsonl"))
                 return CLASS_LINES;
         if (ends_with(name, ".jsonl.zst"))
-                return CLASS_ZSTD_LINES;
+                return CLASS_LINES;
         return CLASS_IGNORE;
 }
 
@@ -160,6 +160,7 @@ const struct adapter adapter_codex = {
         .free_config = NULL,
         .classify = codex_classify,
         .source_of = NULL,
+        .sibling_of = adapt_zst_sibling, /* an idle rollout is compressed in place */
         .parse_line = codex_parse_line,
-        .collect_db = NULL,
+        .collect_rows = NULL,
 };

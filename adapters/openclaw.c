@@ -169,11 +169,11 @@ static enum classify_result oc_classify(const char *relpath, const char *name, i
         if (strcmp(name, DB_NAME) == 0) {
                 if (depth == 1 || (depth == 2 && comp_is(relpath, 0, "agent")) ||
                     (depth == 4 && comp_is(relpath, 0, "agents") && comp_is(relpath, 2, "agent")))
-                        return CLASS_DB;
+                        return CLASS_TABLE;
                 return CLASS_IGNORE;
         }
         if (archive_file(relpath, name, depth))
-                return CLASS_DB;
+                return CLASS_LINES; /* zstd-compressed lines of an archive format */
         if (!transcript_name(name))
                 return CLASS_IGNORE;
         if (depth == 1 || (depth == 2 && transcript_dir(relpath, 0)) ||
@@ -182,20 +182,37 @@ static enum classify_result oc_classify(const char *relpath, const char *name, i
         return CLASS_IGNORE;
 }
 
-/* Databases and the compressed archive files are both whole sources. */
-static int oc_collect(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
-                      size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
+bool openclaw_is_archive_file(const char *path, enum oc_archive_format *ret_format)
+{
+        const char *name = strrchr(path, '/');
+        size_t dn;
+
+        name = name ? name + 1 : path;
+        if (name[0] == '.' || !ends_with(name, ".zst"))
+                return false;
+        dn = (size_t)(name - path);
+        if (dn >= 6 && memcmp(name - 6, "/cold/", 6) == 0) {
+                if (!ends_with(name, ".jsonl.zst") || strlen(name) == strlen(".jsonl.zst"))
+                        return false;
+                *ret_format = OC_ARCHIVE_COLD;
+                return true;
+        }
+        if (strstr(name, ".jsonl.deleted.") || strstr(name, ".jsonl.reset.")) {
+                *ret_format = OC_ARCHIVE_JSONL;
+                return true;
+        }
+        return false;
+}
+
+/* Transcripts are pi lines; the archive .zst files hold lines of their own
+ * formats (openclaw-archive.c). */
+static int oc_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
+                         size_t len, struct row_batch *out)
 {
         enum oc_archive_format format;
 
         if (openclaw_is_archive_file(ctx->path, &format))
-                return openclaw_collect_file(ctx, ps, io_watermark, max_rows, out, io_malformed);
-        return openclaw_collect_db(ctx, ps, io_watermark, max_rows, out, io_malformed);
-}
-
-static int oc_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
-                         size_t len, struct row_batch *out)
-{
+                return openclaw_archive_line(ctx, ps, format, line, len, out);
         return pi_parse_line(&openclaw_flavor, ctx, ps, line, len, out);
 }
 
@@ -559,5 +576,6 @@ const struct adapter adapter_openclaw = {
         .classify = oc_classify,
         .source_of = oc_source_of,
         .parse_line = oc_parse_line,
-        .collect_db = oc_collect,
+        .collect_rows = openclaw_collect_db,
+        .status_extra = openclaw_status,
 };

@@ -53,7 +53,7 @@ int ledger_errno(int mdb_rc);
 
 #define CHECKPOINT_STATE_MAX 1024
 
-enum source_kind { SOURCE_LINES = 1, SOURCE_DB = 2 };
+enum source_kind { SOURCE_LINES = 1, SOURCE_TABLE = 2, SOURCE_DOCUMENT = 3 };
 
 struct checkpoint {
         uint8_t kind;      /* enum source_kind */
@@ -70,6 +70,7 @@ struct checkpoint {
          * 0 for checkpoints written before these existed */
         uint8_t consumed_known;
         uint64_t sum_len, sum_hash, tail_hash;
+        uint8_t flags;        /* CP_F_* */
         /* cumulative counters for this source */
         /* rows_added: ledger_commit adds the batch's new rows to the stored value */
         uint64_t bytes_read, lines, malformed, oversized, rows_added, resets;
@@ -77,6 +78,11 @@ struct checkpoint {
         uint32_t state_len;   /* adapter state (opaque) */
         uint8_t state[CHECKPOINT_STATE_MAX];
 };
+
+/* checkpoint flags */
+#define CP_F_UNREADABLE 0x1u /* the source as of (size, mtime_ns) could not be read to its
+                              * end (a compressed stream that does not decode): not tried
+                              * again until it changes */
 
 /* 0, or -ENOENT when the path has no checkpoint. */
 int ledger_get_checkpoint(struct ledger *l, const char *path, struct checkpoint *ret_cp);
@@ -102,7 +108,10 @@ enum row_outcome {
 
 struct commit_batch {
         const char *source_path;     /* may be NULL: rows only */
-        const struct checkpoint *cp; /* written under source_path when non-NULL */
+        struct checkpoint *cp;       /* written under source_path when non-NULL; on
+                                      * success its rows_added is the stored value,
+                                      * this batch's new rows included (the one
+                                      * place that counts them) */
         struct usage_row *rows;
         size_t n_rows;
         uint8_t *ret_outcomes;       /* optional, n_rows entries of enum row_outcome */

@@ -233,7 +233,7 @@ static void test_adapter_struct(void)
            strcmp(adapter_pi.env[1], "PI_CODING_AGENT_SESSION_DIR") == 0,
            "env = PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR");
         ok(adapter_pi.parse_line && adapter_pi.classify && adapter_pi.discover &&
-           !adapter_pi.collect_db, "pi is a line adapter");
+           !adapter_pi.collect_rows, "pi is a line adapter");
         ok(registry_find("pi") == &adapter_pi, "registry_find(pi)");
         ok(registry_find("nope") == NULL, "registry_find(unknown)");
         ok(!registry_env_known("PI_AGENT_DIR"), "PI_AGENT_DIR not in the registry");

@@ -188,7 +188,7 @@ static void test_metadata(void)
                 known = known && registry_env_known(A->env[i]);
         ok(known && registry_env_known("HOME"), "every variable is in the registry's table");
         ok(registry_find("picoclaw") == A, "registered");
-        ok(A->collect_db == NULL && A->parse_line && A->classify && A->discover &&
+        ok(A->collect_rows == NULL && A->parse_line && A->classify && A->discover &&
            A->load_config && A->free_config, "line adapter with config");
 }
 

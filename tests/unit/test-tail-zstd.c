@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "adapt-util.h"
 #include "ledger.h"
 #include "registry.h"
 #include "tail.h"
@@ -49,15 +50,19 @@ static void write_zst(const char *path, const char *text, size_t n)
         free(buf);
 }
 
+/* pi lines, with Codex's x <-> x.zst sibling rule */
+static struct adapter zpi;
+
 static int run(const char *path, bool zstd, uint64_t budget, struct tail_outcome *out)
 {
         struct tail_ctx t = { .ledger = L, .limits = TAIL_LIMITS_DEFAULT };
-        struct source_ctx ctx = { .adapter = &adapter_pi, .path = path };
+        struct source_ctx ctx = { .adapter = &zpi, .path = path };
 
         t.limits.budget_bytes = budget;
         stat(path, &ctx.st);
         ctx.source_hash = hash64(path, strlen(path));
-        return zstd ? tail_zstd_file(&t, &ctx, out) : tail_file(&t, &ctx, out);
+        (void)zstd; /* told by the file's first bytes */
+        return tail_source(&t, &ctx, CLASS_LINES, out);
 }
 
 static uint64_t rows(void)
@@ -77,6 +82,9 @@ int main(void)
 {
         char *tmp = tap_tmpdir(), db[PATH_MAX], plain[PATH_MAX], z[PATH_MAX], cut[PATH_MAX];
         struct tail_outcome out;
+
+        zpi = adapter_pi;
+        zpi.sibling_of = adapt_zst_sibling;
         size_t len, n2;
         char *text = session_text(0, 12000, &len), *more;
         int r, calls;
