@@ -109,11 +109,14 @@ int tail_document(struct tail_ctx *t, const struct source_ctx *src, struct tail_
         r = reader_checkpoint(&rd, SOURCE_DOCUMENT);
         if (r < 0)
                 goto finish;
+        /* the state every commit below writes back (a snapshot's last
+         * totals live there); one that does not decode: start over */
+        bool state_ok = reader_state(&rd);
         /* the version read last: nothing to do (also for one found broken) */
         if (rd.have_cp && !rd.dirty && rd.cp.dev == (uint64_t)rd.st.st_dev &&
             rd.cp.ino == (uint64_t)rd.st.st_ino && rd.cp.size == (uint64_t)rd.st.st_size &&
             rd.cp.mtime_ns == mtime_ns(&rd.st)) {
-                r = reader_state(&rd) && (rd.ps.flags & PS_NOT_SOURCE) ? TAIL_NOT_SOURCE : TAIL_DONE;
+                r = rd.ps.flags & PS_NOT_SOURCE ? TAIL_NOT_SOURCE : TAIL_DONE;
                 goto finish;
         }
         r = read_whole(&rd, t->limits.max_document);
@@ -133,7 +136,7 @@ int tail_document(struct tail_ctx *t, const struct source_ctx *src, struct tail_
                 goto finish;
         }
         doc_hash = hash64(rd.buf, rd.len);
-        if (rd.have_cp && !rd.dirty && rd.cp.head_len == rd.len && rd.cp.head_hash == doc_hash) {
+        if (rd.have_cp && !rd.dirty && state_ok && rd.cp.head_len == rd.len && rd.cp.head_hash == doc_hash) {
                 /* the same bytes again (touched, or written back as they were) */
                 known = rd.cp.offset;
                 record_version(&rd, doc_hash, known);
@@ -145,7 +148,7 @@ int tail_document(struct tail_ctx *t, const struct source_ctx *src, struct tail_
         if (rd.have_cp && !rd.dirty && rd.cp.offset && rd.cp.offset <= rd.len &&
             hash64(rd.buf, rd.cp.offset) == rd.cp.marker_hash)
                 known = rd.cp.offset;
-        if (!reader_state(&rd))
+        if (!state_ok)
                 known = 0; /* no state to resume from: the adapter reads it all */
 
         struct parse_state ps = rd.ps;
