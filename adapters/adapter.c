@@ -46,6 +46,15 @@ const char *cap_reasoning_name(uint8_t v)
         return "unknown";
 }
 
+const char *cap_events_name(uint8_t v)
+{
+        switch (v) {
+        case CAP_EVENTS_CALLS: return "calls";
+        case CAP_EVENTS_SNAPSHOT_STEPS: return "snapshot-steps";
+        }
+        return "unknown";
+}
+
 const char *root_reason_name(uint8_t reason)
 {
         switch (reason) {

@@ -25,14 +25,19 @@ enum cap_cost { CAP_COST_NONE = 0, CAP_COST_VENDOR = 1, CAP_COST_COMPUTED = 2 };
 enum cap_activity { CAP_ACTIVITY_NONE = 0, CAP_ACTIVITY_EXACT = 1, CAP_ACTIVITY_UNATTRIBUTED = 2,
                     CAP_ACTIVITY_RECORDED = 3 };
 enum cap_reasoning { CAP_REASONING_NONE = 0, CAP_REASONING_SUBSET = 1 };
+/* What one row (an "event" of the reports) stands for: a model call, or a
+ * step between two cumulative snapshots a harness wrote (one or more calls
+ * that cannot be told apart: Droid). */
+enum cap_events { CAP_EVENTS_CALLS = 0, CAP_EVENTS_SNAPSHOT_STEPS = 1 };
 
 struct capabilities {
-        uint8_t tokens, cost, activity, reasoning;
+        uint8_t tokens, cost, activity, reasoning, events;
 };
 const char *cap_tokens_name(uint8_t v);
 const char *cap_cost_name(uint8_t v);
 const char *cap_activity_name(uint8_t v);
 const char *cap_reasoning_name(uint8_t v);
+const char *cap_events_name(uint8_t v);
 
 /* ---- discovery ----------------------------------------------------------- */
 

@@ -160,9 +160,12 @@ static void harness(FILE *f, struct json_object *h)
                 l[FMT_MAX];
 
         fprintf(f, "\n%s (%s)\n", or_dash(jstr(h, "name")), or_dash(jstr(h, "id")));
-        fprintf(f, "  capabilities  tokens %s, cost %s, activity %s, reasoning %s\n",
+        fprintf(f, "  capabilities  tokens %s, cost %s, activity %s, reasoning %s",
                 or_dash(jstr(caps, "tokens")), or_dash(jstr(caps, "cost")),
                 or_dash(jstr(caps, "activity")), or_dash(jstr(caps, "reasoning")));
+        if (jstr(caps, "events") && strcmp(jstr(caps, "events"), "calls") != 0)
+                fprintf(f, ", events %s", jstr(caps, "events"));
+        fputc('\n', f);
         for (size_t i = 0; roots && i < json_object_array_length(roots); i++) {
                 struct json_object *r = json_object_array_get_idx(roots, i);
                 const char *label = jstr(r, "label");

@@ -8,6 +8,7 @@
 #include "termtext.h"
 #include "fmt.h"
 #include "jfield.h"
+#include "registry.h"
 #include "render.h"
 #include "termtext.h"
 #include "table.h"
@@ -118,6 +119,37 @@ static void caption(FILE *f, struct json_object *rep)
                                 termtext_tmp(json_object_get_string(json_object_array_get_idx(h, i))));
         }
         fputc('\n', f);
+}
+
+/* Whether the report names harness id, in a row or in its harness filter. */
+static bool report_names(struct json_object *rep, struct json_object *rows, const char *id)
+{
+        struct json_object *h = jfield(rep, "harness");
+
+        for (size_t i = 0; rows && i < json_object_array_length(rows); i++) {
+                const char *r = jstr(json_object_array_get_idx(rows, i), "harness");
+                if (r && strcmp(r, id) == 0)
+                        return true;
+        }
+        for (size_t i = 0; h && json_object_is_type(h, json_type_array) && i < json_object_array_length(h); i++) {
+                const char *r = json_object_get_string(json_object_array_get_idx(h, i));
+                if (r && strcmp(r, id) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Beside the cost legend: what the events column counts for a harness whose
+ * rows are steps between cumulative snapshots rather than model calls. */
+static void events_legend(FILE *f, struct json_object *rep, struct json_object *rows)
+{
+        for (size_t i = 0; registry_adapters[i]; i++) {
+                const struct adapter *a = registry_adapters[i];
+                if (a->caps.events == CAP_EVENTS_SNAPSHOT_STEPS && report_names(rep, rows, a->id))
+                        fprintf(f, "events of %s (%s): snapshot steps, each a change of its cumulative "
+                                   "usage seen (one or more model calls), not calls\n",
+                                a->display_name, a->id);
+        }
 }
 
 static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows,
@@ -429,8 +461,10 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
                                 real_limits(f, jfield(rep, "rate_limits"));
                                 recorded_limits(f, jfield(rep, "recorded_limits"));
                         }
-                        if (r >= 0)
+                        if (r >= 0) {
                                 fputs(FMT_COST_LEGEND "\n", f);
+                                events_legend(f, rep, rows);
+                        }
                 }
         }
         if (r < 0)

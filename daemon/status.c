@@ -210,6 +210,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(caps, "cost", json_object_new_string(cap_cost_name(a->caps.cost)));
         add(caps, "activity", json_object_new_string(cap_activity_name(a->caps.activity)));
         add(caps, "reasoning", json_object_new_string(cap_reasoning_name(a->caps.reasoning)));
+        add(caps, "events", json_object_new_string(cap_events_name(a->caps.events)));
         add(h, "capabilities", caps);
         for (size_t i = 0; i < rl->n; i++) {
                 const struct root *r = &rl->v[i];
