@@ -135,6 +135,16 @@ static void root_limits(FILE *f, struct json_object *rl)
         limit_window(f, "secondary", jfield(rl, "secondary"));
 }
 
+/* Sentences a harness adds about its own figures (status_extra "notes"). */
+static void notes(FILE *f, struct json_object *ns)
+{
+        for (size_t i = 0; ns && json_object_is_type(ns, json_type_array) && i < json_object_array_length(ns); i++) {
+                const char *s = json_object_get_string(json_object_array_get_idx(ns, i));
+                if (s)
+                        fprintf(f, "  note  %s\n", termtext_tmp(s));
+        }
+}
+
 /* OpenClaw: per agent, the calls that only archives and cold storage held */
 static void agents_archives(FILE *f, struct json_object *agents)
 {
@@ -187,6 +197,7 @@ static void harness(FILE *f, struct json_object *h)
         fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
         unmetered(f, jfield(h, "unmetered"));
         agents_archives(f, jfield(h, "agents"));
+        notes(f, jfield(h, "notes"));
 }
 
 /* The price table, the user's override and what is left unpriced. */
