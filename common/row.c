@@ -239,6 +239,7 @@ const char *row_kind_name(uint8_t kind)
         case ROW_KIND_USAGE_ENTRY: return "usage_entry";
         case ROW_KIND_TURN: return "turn";
         case ROW_KIND_RESPONSE: return "response";
+        case ROW_KIND_SNAPSHOT_STEP: return "snapshot_step";
         default: return "unknown";
         }
 }

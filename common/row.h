@@ -21,6 +21,8 @@ enum row_kind {
         ROW_KIND_USAGE_ENTRY = 5,    /* `usage` entry (pi 1.x, e.g. cache_warm) */
         ROW_KIND_TURN = 6,           /* assistant turn without usage (PicoClaw) */
         ROW_KIND_RESPONSE = 7,       /* one API response (Codex token_usage_record / token_count) */
+        ROW_KIND_SNAPSHOT_STEP = 8,  /* the growth of a cumulative per-session snapshot between two
+                                      * versions read (one or more calls: Droid) */
 };
 
 enum cost_source {
