@@ -13,7 +13,8 @@
         X(picoclaw)          \
         X(claude)            \
         X(codex)             \
-        X(copilot)
+        X(copilot)           \
+        X(droid)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
