@@ -282,7 +282,7 @@ static int usage_record(const struct source_ctx *ctx, struct parse_state *ps, co
                 row->cache_read = cr;
                 row->cache_write = cw;
                 row->reasoning = rs < outp ? rs : outp;
-                row->total = in + outp;
+                row->total = row->input + cr + cw + outp; /* = inputTokens + outputTokens */
         }
         row->source_hash = ctx ? ctx->source_hash : 0;
         ROW_SET(row->tool, "copilot");

@@ -29,7 +29,8 @@
  * it is summed into the parse state, see copilot_premium), tokens in the
  * ledger's disjoint form (input = inputTokens - cacheReadTokens -
  * cacheWriteTokens, at least 0; output includes reasoning; total =
- * inputTokens + outputTokens), a top-level agentId marks a sub-agent call
+ * the sum of the four, = inputTokens + outputTokens unless cache read
+ * exceeds inputTokens), a top-level agentId marks a sub-agent call
  * (ROW_F_SIDECHAIN), tool calls from data.usage.toolCounts (names, no ids).
  * Key: COPILOT_KEY_CALL over (apiCallId, model, inputTokens, outputTokens,
  * cacheReadTokens, cacheWriteTokens); never the path or session id, so a
