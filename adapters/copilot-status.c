@@ -186,7 +186,7 @@ struct json_object *copilot_status(const struct adapter_status_ctx *ctx)
         json_object_object_add(res, "usage_records", json_object_new_int64((int64_t)records));
         json_object_object_add(res, "premium_requests", json_object_new_double((double)premium / 1000.0));
         json_object_object_add(res, "legacy_files_unmetered", json_object_new_int64((int64_t)legacy));
-        note(notes, "premium requests %.3f over %llu usage records (Copilot's request multiplier, not dollars)",
+        note(notes, "premium requests %.3f over %llu usage records read (Copilot's request multiplier, not dollars; summed per event log, so a record a fork copied counts again here)",
              (double)premium / 1000.0, (unsigned long long)records);
         for (size_t i = 0; i < n_homes; i++) {
                 json_object *s;
