@@ -149,7 +149,7 @@ struct json_object *copilot_status(const struct adapter_status_ctx *ctx)
 {
         struct home homes[HOMES_MAX];
         struct adapter_source_view v;
-        uint64_t records = 0, premium = 0, legacy = 0;
+        uint64_t records = 0, premium = 0, legacy = 0, billed = 0;
         size_t n_homes = 0;
         json_object *res = json_object_new_object(), *stores, *notes;
 
@@ -157,7 +157,7 @@ struct json_object *copilot_status(const struct adapter_status_ctx *ctx)
                 return NULL;
         while (ctx->next(ctx->it, &v)) {
                 struct parse_state ps;
-                uint64_t rec, prem;
+                struct copilot_premium cp;
                 char h[PATH_MAX];
                 size_t i;
 
@@ -168,9 +168,10 @@ struct json_object *copilot_status(const struct adapter_status_ctx *ctx)
                 if (v.kind != CLASS_LINES)
                         continue;
                 if (v.cp && v.cp->state_len && parse_state_decode(v.cp->state, v.cp->state_len, &ps) == 0 &&
-                    copilot_premium(&ps, &rec, &prem) == 0) {
-                        records += rec;
-                        premium += prem;
+                    copilot_premium(&ps, &cp) == 0) {
+                        records += cp.records;
+                        premium += cp.premium_milli;
+                        billed += cp.github_billed;
                 }
                 if (!home_of(v.path, h, sizeof(h)))
                         continue;
@@ -185,9 +186,14 @@ struct json_object *copilot_status(const struct adapter_status_ctx *ctx)
         notes = json_object_new_array();
         json_object_object_add(res, "usage_records", json_object_new_int64((int64_t)records));
         json_object_object_add(res, "premium_requests", json_object_new_double((double)premium / 1000.0));
+        json_object_object_add(res, "github_billed_records", json_object_new_int64((int64_t)billed));
         json_object_object_add(res, "legacy_files_unmetered", json_object_new_int64((int64_t)legacy));
         note(notes, "premium requests %.3f over %llu usage records read (Copilot's request multiplier, not dollars; summed per event log, so a record a fork copied counts again here)",
              (double)premium / 1000.0, (unsigned long long)records);
+        if (billed)
+                note(notes, "%llu of them billed by GitHub (not your own key): their dollars are an API-equivalent "
+                            "estimate at list prices, GitHub bills premium requests",
+                     (unsigned long long)billed);
         for (size_t i = 0; i < n_homes; i++) {
                 json_object *s;
 

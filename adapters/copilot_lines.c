@@ -25,6 +25,7 @@ struct usage_f {
         bool present;
         struct jscan_span model, api_call_id, provider_type, model_provider;
         struct jscan_num input, output, cache_read, cache_write, reasoning, cost;
+        bool github_billed; /* isByok: false (GitHub bills it as premium requests) */
         uint32_t n_tools; /* toolCounts members kept (at most TOOLS_MAX) */
         struct tool_f tools[TOOLS_MAX];
 };
@@ -75,6 +76,10 @@ static bool usage_key(struct jscan *s, const struct jscan_span *k, void *u, int 
                 return jscan_read_num(s, &f->cost, depth);
         if (JSCAN_KEY_IS(k, "apiCallId"))
                 return jscan_read_str(s, &f->api_call_id, depth);
+        if (JSCAN_KEY_IS(k, "isByok")) {
+                f->github_billed = jscan_at(s, 'f');
+                return jscan_skip(s, depth);
+        }
         if (JSCAN_KEY_IS(k, "providerType"))
                 return jscan_read_str(s, &f->provider_type, depth);
         if (JSCAN_KEY_IS(k, "modelProvider"))
@@ -144,10 +149,13 @@ static bool event_key(struct jscan *s, const struct jscan_span *k, void *u, int 
 
 /* ---- the parse state's private part ------------------------------------------------ */
 
-#define PRIV_VERSION 1 /* u8 version, u64 usage records, u64 premium requests x 1000 */
+/* u8 version, u64 usage records, u64 premium requests x 1000, u64 records
+ * GitHub billed (not BYOK) */
+#define PRIV_VERSION 1
+#define PRIV_LEN 25
 
 struct cp_priv {
-        uint64_t records, premium_milli;
+        uint64_t records, premium_milli, github_billed;
 };
 
 static struct cp_priv priv_get(const struct parse_state *ps)
@@ -155,9 +163,10 @@ static struct cp_priv priv_get(const struct parse_state *ps)
         struct cp_priv p = { 0 };
         struct br r = { ps->priv, ps->priv_len, 0, false };
 
-        if (ps->priv_len == 17 && br_u8(&r) == PRIV_VERSION) {
+        if (ps->priv_len == PRIV_LEN && br_u8(&r) == PRIV_VERSION) {
                 p.records = br_u64(&r);
                 p.premium_milli = br_u64(&r);
+                p.github_billed = br_u64(&r);
         }
         return p;
 }
@@ -169,18 +178,19 @@ static void priv_put(struct parse_state *ps, const struct cp_priv *p)
         bw_u8(&w, PRIV_VERSION);
         bw_u64(&w, p->records);
         bw_u64(&w, p->premium_milli);
+        bw_u64(&w, p->github_billed);
         ps->priv_len = (uint32_t)w.len;
 }
 
-int copilot_premium(const struct parse_state *ps, uint64_t *ret_records, uint64_t *ret_premium_milli)
+int copilot_premium(const struct parse_state *ps, struct copilot_premium *ret)
 {
         struct cp_priv p;
 
-        if (ps->priv_len != 17)
+        if (ps->priv_len != PRIV_LEN)
                 return -ENOENT;
         p = priv_get(ps);
-        *ret_records = p.records;
-        *ret_premium_milli = p.premium_milli;
+        *ret = (struct copilot_premium){ .records = p.records, .premium_milli = p.premium_milli,
+                                         .github_billed = p.github_billed };
         return 0;
 }
 
@@ -255,6 +265,7 @@ static int usage_record(const struct source_ctx *ctx, struct parse_state *ps, co
         cw = tokens(&u->cache_write);
         rs = tokens(&u->reasoning);
         p.records++;
+        p.github_billed += u->github_billed;
         if (u->cost.present && isfinite(u->cost.d) && u->cost.d > 0)
                 p.premium_milli += u->cost.d < 1e9 ? (uint64_t)llround(u->cost.d * 1000) : 1000000000000ull;
         priv_put(ps, &p);

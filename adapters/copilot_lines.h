@@ -42,6 +42,11 @@ int copilot_parse_line(const struct source_ctx *ctx, struct parse_state *ps, con
                        size_t len, struct row_batch *out);
 
 /* What the parse state of an events.jsonl says beyond its rows: usage
- * records read and the premium requests they carried (in thousandths).
- * -ENOENT when the state holds none. */
-int copilot_premium(const struct parse_state *ps, uint64_t *ret_records, uint64_t *ret_premium_milli);
+ * records read, the premium requests they carried (in thousandths), and
+ * how many GitHub billed (isByok false: their list price is an
+ * API-equivalent estimate, Copilot bills premium requests). -ENOENT when
+ * the state holds none. */
+struct copilot_premium {
+        uint64_t records, premium_milli, github_billed;
+};
+int copilot_premium(const struct parse_state *ps, struct copilot_premium *ret);

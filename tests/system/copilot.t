@@ -67,8 +67,10 @@ is "$(report_json | jq -c '[.rows[] | select(.model=="gpt-5-mini") | .events] | 
 	"the sub-agent's two calls are counted once, under its own model"
 start_daemon; ok $? "daemon up on the fixture home"
 st=$("$C" status --json)
-is "$(jq -c '.harnesses[] | select(.id=="copilot") | [.legacy_files_unmetered, .premium_requests, .capabilities.cost]' <<<"$st")" \
-	'[1,4,"computed"]' "status: one legacy file not metered, 4 premium requests (not dollars)"
+is "$(jq -c '.harnesses[] | select(.id=="copilot") | [.legacy_files_unmetered, .premium_requests, .github_billed_records, .capabilities.cost]' <<<"$st")" \
+	'[1,4,3,"computed"]' "status: one legacy file not metered, 4 premium requests (not dollars), 3 records billed by GitHub"
+"$C" status | grep -q '3 of them billed by GitHub (not your own key): their dollars are an API-equivalent estimate'
+ok $? "status text says the GitHub-billed calls' dollars are an estimate"
 "$C" status | grep -q '1 legacy history-session-state file found, not metered'
 ok $? "status text says the legacy file is not metered"
 stop_daemon

@@ -150,7 +150,7 @@ static void test_cases(void)
         json_object_object_foreach(cases, name, c) {
                 struct totals t = { 0 }, rt = { 0 };
                 struct json_object *files;
-                uint64_t premium = 0, rec;
+                uint64_t premium = 0, billed = 0;
                 bool have_premium = json_object_object_get_ex(c, "premium_milli", NULL);
                 char pre[64];
 
@@ -159,7 +159,7 @@ static void test_cases(void)
                         struct row_batch b = { 0 }, b2 = { 0 };
                         struct parse_state ps = { 0 }, ps2 = { 0 };
                         unsigned bad = 0, bad2 = 0;
-                        uint64_t pm;
+                        struct copilot_premium pm;
 
                         pj(path, fx, json_object_get_string(json_object_array_get_idx(files, i)));
                         ingest_file(&t, A, path);
@@ -167,8 +167,10 @@ static void test_cases(void)
                         read_file_rows(path, &b, &ps, false, &bad);
                         read_file_rows(path, &b2, &ps2, true, &bad2);
                         add_rows(&rt, &b2);
-                        if (copilot_premium(&ps, &rec, &pm) == 0)
-                                premium += pm;
+                        if (copilot_premium(&ps, &pm) == 0) {
+                                premium += pm.premium_milli;
+                                billed += pm.github_billed;
+                        }
                         row_batch_free(&b);
                         row_batch_free(&b2);
                 }
@@ -199,6 +201,9 @@ static void test_cases(void)
                            (unsigned long long)sc.rows);
                         free(sc.keys);
                 }
+                if (have_premium)
+                        ok((int64_t)billed == jint(c, "github_billed", 0), "%s: records GitHub billed: %llu", name,
+                           (unsigned long long)billed);
                 if (have_premium)
                         ok((int64_t)premium == jint(c, "premium_milli", 0), "%s: premium requests x 1000: %llu", name,
                            (unsigned long long)premium);

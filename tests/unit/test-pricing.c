@@ -206,6 +206,9 @@ static void test_normalise(void)
         /* rule: router paths, Claude dotted versions */
         is_str(norm("anthropic/claude-opus-4.6"), "claude-opus-4-6", "router form with dotted version");
         is_str(norm("openrouter/anthropic/claude-sonnet-4.5"), "claude-sonnet-4-5", "openrouter/ prefix");
+        is_str(norm("claude-sonnet-4.5"), "claude-sonnet-4-5", "Copilot CLI's dotted Claude id");
+        is_str(norm("claude-haiku-4.5"), "claude-haiku-4-5", "... and another");
+        is_str(norm("gpt-4.1"), "gpt-4.1", "Copilot CLI's gpt-4.1 keeps its dot");
         is_str(norm("openai/gpt-5.1-codex"), "gpt-5.1-codex", "openai/ prefix, dots kept");
         is_str(norm("gpt-5.1"), "gpt-5.1", "OpenAI dots are not Claude dots");
         is_str(norm("vertex_ai/claude-opus-4-6@default"), "claude-opus-4-6", "vertex_ai/ and @ together");
