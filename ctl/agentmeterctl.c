@@ -22,12 +22,11 @@
 #include "render.h"
 #include "report.h"
 #include "service.h"
+#include "cleanup.h"
 #include "statusline.h"
 #include "render-status.h"
 #include "timefmt.h"
 #include "top.h"
-
-#define _cleanup_(f) __attribute__((cleanup(f)))
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 

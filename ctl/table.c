@@ -158,11 +158,6 @@ int table_add_rule(struct table *t)
         return push(t, NULL);
 }
 
-size_t table_rows(const struct table *t)
-{
-        return t->data_rows;
-}
-
 static void print_rule(FILE *f, const size_t *w, size_t ncols)
 {
         for (size_t c = 0; c < ncols; c++) {
