@@ -1,7 +1,7 @@
 /* What the three source readers (tail-lines.c, tail-document.c,
  * tail-table.c) share: one read of one source, its checkpoint and parse
  * state, the rows it collected, and the commit that writes rows and the new
- * checkpoint in one transaction (tail.c). Internal to tail. */
+ * checkpoint in one transaction (tail-reader.c). Internal to tail. */
 #pragma once
 
 #include <stdbool.h>
