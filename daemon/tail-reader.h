@@ -39,7 +39,6 @@ struct reader {
         size_t skip_win_len;
         uint64_t committed_off; /* cp.offset at the last commit */
         uint64_t read_since_commit;
-        uint64_t read_call;     /* bytes read as lines in this call */
         uint64_t lines_since, malformed_since, oversized_since;
         bool dirty;             /* something to commit even without rows */
         bool at_end;            /* read_lines reached the end of the source */
