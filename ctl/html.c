@@ -30,7 +30,7 @@ static const char style[] =
         "@media print{:root{color-scheme:light;--bg:#ffffff;--fg:#000000;--muted:#444c56;--line:#999999;"
         "--head:#eeeeee;--c0:#4e79a7;--c1:#f28e2b;--c2:#e15759;--c3:#76b7b2;--c4:#59a14f;"
         "--c5:#edc948;--c6:#b07aa1;--c7:#9c755f}body{margin:0;max-width:none}"
-        "figure.chart,tr{break-inside:avoid}table{font-size:8pt}}\n"
+        "figure.chart,tr{break-inside:avoid}table{font-size:8pt}tfoot{display:table-row-group}}\n"
         "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
         "body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"
         "'Segoe UI',Roboto,'DejaVu Sans',sans-serif;margin:24px auto;max-width:1200px;padding:0 16px}\n"

@@ -102,8 +102,8 @@ static void begin(FILE *f, const char *title, int w, int h, const char *kind)
 {
         fprintf(f, "<figure class=\"chart %s\"><figcaption>", kind);
         html_escape(f, title);
-        fprintf(f, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" "
-                   "role=\"img\" aria-label=\"", w, h);
+        /* inline SVG in HTML needs no xmlns: the page holds no URL at all */
+        fprintf(f, "</figcaption><svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h);
         html_escape(f, title);
         fputs("\">", f);
 }
