@@ -62,13 +62,10 @@ FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time
 FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 60
 
-COMPLETIONS := $(BUILD)/completions/agentmeterctl $(BUILD)/completions/_agentmeterctl \
-               $(BUILD)/completions/agentmeterctl.fish
-
 .PHONY: all fuzz torture deps deps-quiet deps-deb check check-unit check-asan check-systemd run bench \
-        install uninstall clean lint-man completions deb lint-deb
+        install uninstall clean lint-man deb lint-deb
 
-all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(COMPLETIONS)
+all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY)
 
 $(BUILD)/%.o: %.c $(HEADERS) | deps-quiet
 	@mkdir -p $(dir $@)
@@ -111,18 +108,6 @@ endif
 $(BUILD)/agentmeterctl: $(BUILD)/ctl/agentmeterctl.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CTL_LDLIBS)
 
-# The completion scripts, as `agentmeterctl completion SHELL` prints them
-# (make install and the package install these files).
-completions: $(COMPLETIONS)
-$(BUILD)/completions/agentmeterctl: $(BUILD)/agentmeterctl
-	@mkdir -p $(dir $@)
-	$< completion bash > $@.tmp && mv $@.tmp $@
-$(BUILD)/completions/_agentmeterctl: $(BUILD)/agentmeterctl
-	@mkdir -p $(dir $@)
-	$< completion zsh > $@.tmp && mv $@.tmp $@
-$(BUILD)/completions/agentmeterctl.fish: $(BUILD)/agentmeterctl
-	@mkdir -p $(dir $@)
-	$< completion fish > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)
@@ -190,9 +175,10 @@ bench: deps all
 lint-man:
 	mandoc -Tlint -Wwarning man/agentmeterd.8 man/agentmeterctl.1
 
-# Installs the two programs, their man pages, the user unit and the
-# completions (only those are built for it, not the tests).
-install: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(COMPLETIONS)
+# The programs, their man pages, the user unit, and the completion scripts
+# as `agentmeterctl completion SHELL` prints them. `make -o all install`
+# installs what is built without building anything (the package does so).
+install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(USERUNITDIR) \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(DESTDIR)$(BINDIR)/
@@ -200,9 +186,11 @@ install: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(COMPLETIONS)
 	install -m 0644 man/agentmeterd.8 $(DESTDIR)$(MANDIR)/man8/
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/agentmeterd.service.in > $(DESTDIR)$(USERUNITDIR)/agentmeterd.service
 	chmod 0644 $(DESTDIR)$(USERUNITDIR)/agentmeterd.service
-	install -m 0644 $(BUILD)/completions/agentmeterctl $(DESTDIR)$(BASHCOMPDIR)/agentmeterctl
-	install -m 0644 $(BUILD)/completions/_agentmeterctl $(DESTDIR)$(ZSHCOMPDIR)/_agentmeterctl
-	install -m 0644 $(BUILD)/completions/agentmeterctl.fish $(DESTDIR)$(FISHCOMPDIR)/agentmeterctl.fish
+	$(BUILD)/agentmeterctl completion bash > $(DESTDIR)$(BASHCOMPDIR)/agentmeterctl
+	$(BUILD)/agentmeterctl completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_agentmeterctl
+	$(BUILD)/agentmeterctl completion fish > $(DESTDIR)$(FISHCOMPDIR)/agentmeterctl.fish
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/agentmeterctl $(DESTDIR)$(ZSHCOMPDIR)/_agentmeterctl \
+	    $(DESTDIR)$(FISHCOMPDIR)/agentmeterctl.fish
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/agentmeterd $(DESTDIR)$(BINDIR)/agentmeterctl \
