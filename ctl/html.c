@@ -109,18 +109,12 @@ static void cat_label(const char *kind, struct json_object *row, char *buf, size
                 const char *p = jstr(row, "project"), *base = p ? strrchr(p, '/') : NULL;
                 const char *s = jstr(row, "session") ? jstr(row, "session") : key;
                 base = base && base[1] ? base + 1 : p;
-                snprintf(buf, cap, "%s%s%.8s", base ? base : "", base ? " \xc2\xb7 " : "", s);
+                snprintf(buf, cap, "%s%s%s", base ? base : "", base ? " \xc2\xb7 " : "", s);
         } else if (is_kind(kind, "model")) {
                 model_name(row, buf, cap);
         } else if (is_kind(kind, "tool")) {
                 const char *h = jstr(row, "harness"), *tool = jstr(row, "tool");
                 snprintf(buf, cap, "%s%s%s", h ? h : "", h ? ": " : "", tool ? tool : key);
-        } else if (is_kind(kind, "project") && strlen(key) > 40) {
-                /* the end of a long path says most: "…/a/b/c" */
-                const char *tail = key + strlen(key) - 39;
-                while (((unsigned char)*tail & 0xc0) == 0x80)
-                        tail++;
-                snprintf(buf, cap, "\xe2\x80\xa6%s", tail);
         } else {
                 snprintf(buf, cap, "%s", key);
         }
@@ -201,8 +195,10 @@ static int chart(FILE *f, enum series_unit unit, bool bars, const char *title,
         _cleanup_series_ struct series *s = NULL;
         int r = series_new(unit, &s);
 
-        if (r >= 0)
-                r = fill(s, kind, a, b);
+        if (r < 0)
+                return r;
+        s->cut_left = is_kind(kind, "project"); /* the end of a long path says most */
+        r = fill(s, kind, a, b);
         if (r >= 0)
                 r = series_fold(s, SVG_SERIES_MAX, "other");
         if (r < 0)

@@ -116,6 +116,10 @@ void render_caption(FILE *f, struct json_object *rep)
                         fprintf(f, "%s%s", i ? "," : "",
                                 termtext_tmp(json_object_get_string(json_object_array_get_idx(h, i))));
         }
+        if (jstr(rep, "session"))
+                fprintf(f, ", session %s", termtext_tmp(jstr(rep, "session")));
+        if (jstr(rep, "project"))
+                fprintf(f, ", project %s", termtext_tmp(jstr(rep, "project")));
         fputc('\n', f);
 }
 

@@ -18,6 +18,7 @@ struct series {
         char **tips;   /* tips[cat * n_series + s]: the cell's figure as a table shows it, or NULL */
         size_t cap_cats, cap_series;
         bool keep_order; /* series_fold keeps the order added (token types) */
+        bool cut_left;   /* a long category label is shown by its end (paths) */
 };
 
 /* -ENOMEM. */

@@ -76,14 +76,26 @@ static void legend(FILE *f, const struct series *s)
         fputs("</ul>", f);
 }
 
-/* The label cut to LABEL_MAX columns on a character boundary, with "…". */
-static void label(FILE *f, const char *s)
+/* The label cut to LABEL_MAX columns on a character boundary, with "…";
+ * with left, its end is kept ("…/a/b/c"). */
+static void label(FILE *f, const char *s, bool left)
 {
         size_t n = strlen(s);
         char buf[4 * LABEL_MAX + 8];
 
         if (table_width(s) <= LABEL_MAX) {
                 html_escape(f, s);
+                return;
+        }
+        if (left) {
+                const char *p = s;
+                while (*p && table_width(p) > LABEL_MAX - 1) {
+                        p++;
+                        while (((unsigned char)*p & 0xc0) == 0x80)
+                                p++;
+                }
+                fputs("\xe2\x80\xa6", f);
+                html_escape(f, p);
                 return;
         }
         snprintf(buf, sizeof(buf), "%s", s);
@@ -167,7 +179,7 @@ int svg_columns(FILE *f, const char *title, const struct series *s)
                         double lx = x + bw / 2, ly = M_TOP + ph + 14;
                         fprintf(f, "<text class=\"lbl\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
                                    "transform=\"rotate(-35 %.1f %.1f)\">", lx, ly, lx, ly);
-                        label(f, s->cats[c]);
+                        label(f, s->cats[c], s->cut_left);
                         fputs("</text>", f);
                 }
         }
@@ -195,7 +207,7 @@ int svg_bars(FILE *f, const char *title, const struct series *s)
                 double y = M_TOP + c * (BAR_H + BAR_GAP), x = BAR_LABEL_W;
                 fprintf(f, "<text class=\"lbl\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", BAR_LABEL_W - 8,
                         y + BAR_H * 0.7);
-                label(f, s->cats[c]);
+                label(f, s->cats[c], s->cut_left);
                 fputs("</text><g>", f);
                 for (size_t k = 0; k < s->n_series; k++) {
                         double v = s->v[c * s->n_series + k], w = v > 0 ? v / max * pw : 0;
