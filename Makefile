@@ -57,7 +57,7 @@ HEADERS    := $(wildcard common/*.h adapters/*.h daemon/*.h ctl/*.h tests/unit/*
 # protocol, the ledger's binary values and time parsing. `all` builds each
 # as a replay binary (gcc, no libFuzzer) that make check runs over the seeds;
 # `make fuzz` builds them with clang's libFuzzer and fuzzes each for a while.
-ADAPTERS     := $(shell sed -n 's/^[[:space:]]*X(\([a-z_]*\)).*/\1/p' adapters/registry.c)
+ADAPTERS     := $(shell sed -n 's/^[[:space:]]*X(\([a-z_]*\)).*/\1/p' adapters/registry.h)
 FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time
 FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 60

@@ -322,3 +322,44 @@ bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_l
         *io_len = len;
         return true;
 }
+
+int adapt_zst_sibling(const char *path, char *ret, size_t cap)
+{
+        size_t n = strlen(path);
+
+        if (n > 4 && strcmp(path + n - 4, ".zst") == 0) {
+                if (n - 4 >= cap)
+                        return 0;
+                memcpy(ret, path, n - 4);
+                ret[n - 4] = 0;
+                return 1;
+        }
+        return snprintf(ret, cap, "%s.zst", path) < (int)cap ? 1 : 0;
+}
+
+bool adapt_ends_with(const char *name, const char *suffix)
+{
+        size_t n = strlen(name), k = strlen(suffix);
+        return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+bool adapt_component_is(const char *rel, int idx, const char *want)
+{
+        const char *p = rel;
+        size_t n;
+
+        for (int i = 0; i < idx; i++) {
+                p = strchr(p, '/');
+                if (!p)
+                        return false;
+                p++;
+        }
+        n = strcspn(p, "/");
+        return n == strlen(want) && memcmp(p, want, n) == 0;
+}
+
+bool adapt_is_dir(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}

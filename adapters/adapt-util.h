@@ -83,3 +83,15 @@ static inline uint32_t adapt_calls_stored(const struct adapt_calls_f *c)
 typedef bool (*adapt_line_filter)(const char *line, size_t len, const void *u);
 bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_len, adapt_line_filter may_matter,
                       const void *u, int *ret_result);
+
+/* adapter.sibling_of for a harness that compresses an idle transcript x
+ * into x.zst (and back): the other name of the two. */
+int adapt_zst_sibling(const char *path, char *ret, size_t cap);
+
+/* Whether name is a stem of at least one byte followed by suffix
+ * ("a.jsonl" ends with ".jsonl"; ".jsonl" itself does not). */
+bool adapt_ends_with(const char *name, const char *suffix);
+/* Whether component idx (0-based) of the relative path rel is want. */
+bool adapt_component_is(const char *rel, int idx, const char *want);
+/* Whether path is (or links to) a directory. */
+bool adapt_is_dir(const char *path);

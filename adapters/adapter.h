@@ -1,6 +1,7 @@
 /* The adapter interface: what each harness tells the pipeline. Where its
  * files are (discover), which files are transcripts (classify), and how a
- * line or a database becomes usage rows (parse_line / collect_db). Adapters
+ * line, a document or a table becomes usage rows (parse_line, parse_document,
+ * collect_rows: the three kinds of source, below). Adapters
  * hold no global state, never log, and read the environment only through
  * struct discover_env with names from the registry's table. */
 #pragma once
@@ -15,6 +16,7 @@
 
 struct ledger;
 struct checkpoint;
+struct json_object;
 
 /* ---- capabilities -------------------------------------------------------- */
 
@@ -68,7 +70,7 @@ struct root_list {
 int root_list_push(struct root_list *l, struct root **ret_root); /* zeroed; -ENOMEM */
 void root_list_free(struct root_list *l);
 
-/* What collect_db returns besides negative errno. */
+/* What collect_rows returns besides negative errno. */
 enum collect_result {
         COLLECT_DONE = 0,     /* read to the end */
         COLLECT_MORE = 1,     /* max_rows reached: call again */
@@ -79,17 +81,52 @@ enum collect_result {
                                * again shortly */
 };
 
-/* ---- classification ------------------------------------------------------ */
-
+/* ---- classification: the three kinds of source ---------------------------
+ *
+ * A source is one file the daemon reads into rows. Its adapter's classify()
+ * says which of three kinds it is; from there on the daemon treats them
+ * alike (one queue, one checkpoint per path in the ledger, rows and the new
+ * checkpoint committed in one transaction, content keys making every
+ * re-read harmless). What differs is what the checkpoint's position means:
+ *
+ *  LINES     appended records (JSONL), plain or zstd-compressed (told by
+ *            the file's first bytes, never by its name). The position is
+ *            the byte after the last consumed newline (of the decoded
+ *            stream for a compressed file); the daemon checks the file is
+ *            the one it read (inode, first line, the bytes before the
+ *            offset) and hands parse_line each new complete line. A
+ *            rewritten file is read again from 0.
+ *  DOCUMENT  one file rewritten whole after every change, in place (same
+ *            inode: truncate and write) or replaced by rename. The daemon
+ *            reads all of it through the descriptor it opened, and skips a
+ *            version it has already read (same size and mtime, or the same
+ *            bytes). A document caught half-written is "settling": nothing
+ *            is counted, it is read again shortly. parse_document gets the
+ *            whole text and the length of the prefix that is byte-identical
+ *            to what it parsed last (so it may skip the messages in it), and
+ *            emits rows whose keys are the same for the same message on
+ *            every rewrite. A snapshot document (cumulative totals) keeps
+ *            the last totals in its parse state and emits the difference.
+ *            A new inode under the same path is the next version of the
+ *            same document, not a rewrite of a tailed file.
+ *  TABLE     rows in a SQLite database, read read-only through SQLite
+ *            (adapt-sqlite.h) by collect_rows past a watermark the adapter
+ *            defines (a rowid; or an update time plus key, so a row updated
+ *            in place is found again). The -wal/-shm/-journal siblings map
+ *            to their database through source_of.
+ */
 enum classify_result {
-        CLASS_IGNORE = 0,  /* not ours: sidecar, lock, temp, backup */
-        CLASS_LINES = 1,   /* a line-oriented transcript to tail */
-        CLASS_DB = 2,      /* a database source (collect_db) */
-        CLASS_DESCEND = 3, /* a directory to watch and scan */
-        CLASS_ZSTD_LINES = 4, /* a zstd-compressed line transcript: decoded as a stream
-                               * and read like CLASS_LINES, offsets counted in the
-                               * decoded bytes */
+        CLASS_IGNORE = 0,   /* not ours: sidecar, lock, temp, backup */
+        CLASS_LINES = 1,    /* appended records: parse_line */
+        CLASS_TABLE = 2,    /* a SQLite database: collect_rows */
+        CLASS_DESCEND = 3,  /* a directory to watch and scan */
+        CLASS_DOCUMENT = 4, /* a file rewritten whole: parse_document */
 };
+/* Whether a classify result names a source (one of the three kinds). */
+static inline bool class_is_source(int cls)
+{
+        return cls == CLASS_LINES || cls == CLASS_TABLE || cls == CLASS_DOCUMENT;
+}
 
 /* What a changed path means (adapter->source_of). */
 enum source_of_result {
@@ -138,11 +175,15 @@ struct parse_state {
 int parse_state_encode(const struct parse_state *ps, uint8_t *buf, size_t cap, size_t *ret_len);
 int parse_state_decode(const uint8_t *buf, size_t len, struct parse_state *ret_ps);
 
-/* What parse_line returns (all non-negative): */
+/* What parse_line and parse_document return (all non-negative): */
 enum parse_result {
         PARSE_OK = 0,         /* zero or more rows appended */
-        PARSE_MALFORMED = 1,  /* not valid JSON / not the expected shape: counted, skipped */
-        PARSE_NOT_SOURCE = 2, /* first line says this is not a transcript of ours */
+        PARSE_MALFORMED = 1,  /* not valid JSON / not the expected shape: counted, skipped
+                               * (a document: not read again until it changes) */
+        PARSE_NOT_SOURCE = 2, /* first line (or the document) says this is not ours */
+        PARSE_INCOMPLETE = 3, /* documents: torn or half-written; no rows may be left in
+                               * out; the daemon reads it again shortly, and counts it
+                               * malformed once it stays so after its writer is done */
 };
 
 /* Everything a parser may want to know about the source it reads. */
@@ -155,11 +196,33 @@ struct source_ctx {
         uint64_t source_hash;         /* hash64(path) */
 };
 
+/* The figures status shows for a harness beyond the common ones (OpenClaw:
+ * calls found in archives and cold storage, per agent). The daemon walks
+ * the adapter's sources with next(); *cache is the adapter's to keep
+ * between calls (one allocation: the daemon frees it with free(); NULL at
+ * first). */
+struct adapter_source_view {
+        const char *path;
+        uint8_t kind;           /* enum classify_result */
+        int last_error;         /* negative errno of the last read, 0 when fine */
+        const struct checkpoint *cp; /* NULL when it has none yet */
+};
+struct adapter_status_ctx {
+        struct ledger *ledger;
+        /* The next source of this adapter: true and *ret filled, false at the end. */
+        bool (*next)(void *it, struct adapter_source_view *ret);
+        void *it;
+        void **cache;
+};
+
 struct adapter {
-        const char *id;           /* "pi", "openclaw", "picoclaw" */
+        const char *id;           /* "pi", "claude", "codex", ...: the rows' harness id */
         const char *display_name;
         struct capabilities caps;
         const char *const *env;   /* NULL-terminated: every variable that can move its files */
+        /* This harness runs `agentmeterctl statusline` with its status-line
+         * JSON on stdin: a request naming no harness is about this one. */
+        bool statusline_host;
 
         /* Appends this harness's roots. Missing directories are still listed
          * (the daemon watches for them to appear). */
@@ -184,23 +247,51 @@ struct adapter {
         enum source_of_result (*source_of)(const char *path, bool content_changed,
                                            char *ret_source, size_t cap);
 
-        /* One complete line (no newline; may hold several JSON objects). */
+        /* Another name the same line transcript takes (Codex compresses an
+         * idle x into x.zst and a resume decompresses it back): 1 and the
+         * name in ret, 0 when path has none. A compressed source is not read
+         * while its plain sibling exists; a source without a checkpoint of
+         * its own takes its sibling's when its content begins with what the
+         * sibling consumed, so compressing and resuming read nothing twice.
+         * May be NULL. */
+        int (*sibling_of)(const char *path, char *ret, size_t cap);
+
+        /* LINES: one complete line (no newline; may hold several JSON objects). */
         int (*parse_line)(const struct source_ctx *ctx, struct parse_state *ps,
                           const char *line, size_t len, struct row_batch *out);
 
-        /* Database sources: append rows past *io_watermark, advancing it.
+        /* DOCUMENT: the whole current text doc[0, len) (NUL-terminated at
+         * len). *io_known: on entry the length of a prefix of doc that is
+         * byte-identical to the prefix this function reported after its last
+         * PARSE_OK for this source (0: nothing known; then any resume point
+         * the state holds is stale); rows wholly inside it were committed
+         * then and need not be emitted again. On PARSE_OK set it to the
+         * prefix worth remembering (e.g. the end of the last complete
+         * message), at most len. ps persists across versions of the
+         * document (a snapshot's last totals live there). Returns a
+         * parse_result. */
+        int (*parse_document)(const struct source_ctx *ctx, struct parse_state *ps,
+                              const char *doc, size_t len, size_t *io_known,
+                              struct row_batch *out);
+
+        /* TABLE: append rows past *io_watermark, advancing it (with the
+         * rest of the position in ps->priv when a number is not enough).
          * At most max_rows rows per call; returns a collect_result, or
          * negative errno on failure (locked, corrupt, unknown schema).
          * *io_malformed grows by the records passed over because they could
          * not be decoded or parsed (the database's "malformed lines"); like
          * the rows, only on success. */
-        int (*collect_db)(const struct source_ctx *ctx, struct parse_state *ps,
-                          uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
-                          uint64_t *io_malformed);
+        int (*collect_rows)(const struct source_ctx *ctx, struct parse_state *ps,
+                            uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
+                            uint64_t *io_malformed);
 
         /* What a source's parse state says the harness spent but no row
          * could meter exactly (Claude Code: cost-state differences it could
          * not attribute), for status: differences and their tokens. May be
          * NULL. */
         void (*unmetered)(const struct parse_state *ps, uint64_t *ret_runs, uint64_t *ret_tokens);
+
+        /* Extra figures for status: a JSON object whose members are added to
+         * the harness's entry, or NULL. May be NULL. */
+        struct json_object *(*status_extra)(const struct adapter_status_ctx *ctx);
 };

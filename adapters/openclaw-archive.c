@@ -1,67 +1,135 @@
-/* OpenClaw's archived transcripts (deleted-session archives and cold-storage
- * windows, as database blobs or .zst files): decoded as a stream, split into
- * lines, each line (or a cold record's event) fed to the shared pi parser. */
+/* OpenClaw's archived transcripts: the line formats of a deleted session's
+ * archive (its event_json lines) and of a cold-storage window (restore
+ * records), read from .zst files as line sources (openclaw_archive_line) and
+ * from blobs inside the database (openclaw_archive_read_mem), both through
+ * the one zstd decoder (zstream.h). A cold record is scanned, never built
+ * into a tree: a line of millions of small values costs its own bytes. */
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zstd.h>
 
+#include "jscan.h"
+#include "lines.h"
 #include "openclaw.h"
+#include "zstream.h"
 
-#define LINE_CAP  (64u << 20) /* longer lines are skipped and counted (OpenClaw caps events at 4 MiB) */
-#define CHUNK     (128u << 10)
+#define CHUNK (128u << 10)
+
+/* ---- a cold-storage restore record --------------------------------------- */
+
+/* What cold_member finds of {"kind": ..., "row": {"event_json": ...}}. */
+struct cold_fields {
+        struct jscan_span kind;
+        const char *ev_p, *ev_end; /* the event_json value's bytes */
+        bool ev_string;            /* ... a JSON string (else an object) */
+        bool ev_other;             /* event_json of another type */
+};
+
+static bool row_member(struct jscan *s, const struct jscan_span *key, void *u, int depth)
+{
+        struct cold_fields *f = u;
+        const char *start;
+
+        if (!JSCAN_KEY_IS(key, "event_json"))
+                return jscan_skip(s, depth);
+        start = s->p;
+        if (jscan_at(s, '"') || jscan_at(s, '{')) {
+                f->ev_string = *s->p == '"';
+                if (!jscan_skip(s, depth))
+                        return false;
+                f->ev_p = start;
+                f->ev_end = s->p;
+                f->ev_other = false;
+                return true;
+        }
+        f->ev_other = true;
+        return jscan_skip(s, depth);
+}
+
+static bool cold_member(struct jscan *s, const struct jscan_span *key, void *u, int depth)
+{
+        struct cold_fields *f = u;
+
+        if (JSCAN_KEY_IS(key, "kind"))
+                return jscan_read_str(s, &f->kind, depth);
+        if (JSCAN_KEY_IS(key, "row") && jscan_at(s, '{'))
+                return jscan_object(s, row_member, f, depth + 1);
+        return jscan_skip(s, depth);
+}
+
+/* Only kind "event" carries a transcript event, as a JSON string in
+ * row.event_json (an object there is taken too). *io_buf holds the decoded
+ * string between calls. */
+static int cold_record(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
+                       size_t len, char **io_buf, size_t *io_cap, struct row_batch *out)
+{
+        struct jscan s = { line, line + len };
+        struct cold_fields f = { 0 };
+        struct jscan_span sp;
+        size_t n;
+
+        jscan_ws(&s);
+        if (!jscan_at(&s, '{') || !jscan_object(&s, cold_member, &f, 0))
+                return PARSE_MALFORMED;
+        jscan_ws(&s);
+        if (s.p != s.end)
+                return PARSE_MALFORMED;
+        if (!jscan_span_eq(&f.kind, "event"))
+                return PARSE_OK; /* header, identity, active, index, fts: no usage */
+        if (!f.ev_p || f.ev_other)
+                return PARSE_MALFORMED;
+        if (!f.ev_string)
+                return pi_parse_line(&openclaw_flavor, ctx, ps, f.ev_p, (size_t)(f.ev_end - f.ev_p), out);
+        /* the string's decoded bytes are never longer than its raw ones */
+        sp = (struct jscan_span){ f.ev_p + 1, (size_t)(f.ev_end - f.ev_p) - 2 };
+        if (sp.n + 1 > *io_cap) {
+                char *nb = realloc(*io_buf, sp.n + 1);
+                if (!nb)
+                        return -ENOMEM;
+                *io_buf = nb;
+                *io_cap = sp.n + 1;
+        }
+        n = jscan_span_decode(&sp, *io_buf, *io_cap);
+        (*io_buf)[n] = 0;
+        return pi_parse_line(&openclaw_flavor, ctx, ps, *io_buf, n, out);
+}
+
+/* The format of one archive line; buf/cap: a scratch buffer kept by the
+ * caller (free it). */
+static int archive_line(const struct source_ctx *ctx, struct parse_state *ps,
+                        enum oc_archive_format format, const char *line, size_t len, char **io_buf,
+                        size_t *io_cap, struct row_batch *out)
+{
+        if (format == OC_ARCHIVE_COLD)
+                return cold_record(ctx, ps, line, len, io_buf, io_cap, out);
+        return pi_parse_line(&openclaw_flavor, ctx, ps, line, len, out);
+}
+
+int openclaw_archive_line(const struct source_ctx *ctx, struct parse_state *ps,
+                          enum oc_archive_format format, const char *line, size_t len,
+                          struct row_batch *out)
+{
+        char *buf = NULL;
+        size_t cap = 0;
+        int r = archive_line(ctx, ps, format, line, len, &buf, &cap, out);
+
+        free(buf);
+        return r;
+}
+
+/* ---- a whole archive in memory (a database blob) -------------------------- */
 
 struct unpack {
         struct oc_archive_read *a;
-        ZSTD_DCtx *z;
-        size_t last_hint; /* ZSTD_decompressStream's last return: 0 = frame complete */
-        bool fed;         /* any compressed input at all */
         char *line;
         size_t len, cap;
         bool oversized;   /* dropping the rest of an over-long line */
         uint64_t pos;     /* decoded bytes seen */
         size_t n0;        /* out->n when the read began */
         bool stop;        /* max_rows reached at a line boundary */
-        json_tokener *tok;
-        uint8_t *out;     /* CHUNK bytes of decoded output */
+        char *scratch;    /* a cold record's decoded event */
+        size_t scratch_cap;
 };
-
-/* A cold-storage restore record: only kind "event" carries a transcript
- * event, as a JSON string in row.event_json (an object there is taken too). */
-static int cold_record(struct unpack *u, const char *line, size_t len)
-{
-        struct oc_archive_read *a = u->a;
-        json_object *rec, *kind, *row, *ev;
-        int r = PARSE_OK;
-
-        if (!u->tok && !(u->tok = json_tokener_new_ex(64)))
-                return -ENOMEM;
-        json_tokener_reset(u->tok);
-        rec = json_tokener_parse_ex(u->tok, line, (int)len);
-        if (!rec || json_tokener_get_parse_end(u->tok) != len ||
-            !json_object_is_type(rec, json_type_object)) {
-                json_object_put(rec);
-                return PARSE_MALFORMED;
-        }
-        if (!json_object_object_get_ex(rec, "kind", &kind) || !json_object_is_type(kind, json_type_string) ||
-            strcmp(json_object_get_string(kind), "event") != 0) {
-                json_object_put(rec); /* header, identity, active, index, fts: no usage */
-                return PARSE_OK;
-        }
-        if (!json_object_object_get_ex(rec, "row", &row) || !json_object_object_get_ex(row, "event_json", &ev))
-                r = PARSE_MALFORMED;
-        else if (json_object_is_type(ev, json_type_string))
-                r = pi_parse_line(&openclaw_flavor, a->ctx, a->ps, json_object_get_string(ev),
-                                  (size_t)json_object_get_string_len(ev), a->out);
-        else if (json_object_is_type(ev, json_type_object))
-                r = pi_parse_entry(&openclaw_flavor, a->ctx, a->ps, ev, a->out);
-        else
-                r = PARSE_MALFORMED;
-        json_object_put(rec);
-        return r;
-}
 
 static int end_line(struct unpack *u)
 {
@@ -72,10 +140,8 @@ static int end_line(struct unpack *u)
                 a->malformed++;
                 u->oversized = false;
         } else if (u->len > 0) {
-                if (a->format == OC_ARCHIVE_COLD)
-                        r = cold_record(u, u->line, u->len);
-                else
-                        r = pi_parse_line(&openclaw_flavor, a->ctx, a->ps, u->line, u->len, a->out);
+                r = archive_line(a->ctx, a->ps, a->format, u->line, u->len, &u->scratch,
+                                 &u->scratch_cap, a->out);
                 if (r < 0)
                         return r;
                 if (r == PARSE_MALFORMED)
@@ -88,11 +154,13 @@ static int end_line(struct unpack *u)
         return 0;
 }
 
-static int append(struct unpack *u, const uint8_t *p, size_t k)
+/* A line longer than the daemon's own line limit is skipped and counted,
+ * as in a line source. */
+static int append(struct unpack *u, const char *p, size_t k)
 {
         if (u->oversized || k == 0)
                 return 0;
-        if (u->len + k > LINE_CAP) {
+        if (u->len + k > LINES_MAX_DEFAULT) {
                 u->oversized = true;
                 u->len = 0;
                 return 0;
@@ -113,7 +181,7 @@ static int append(struct unpack *u, const uint8_t *p, size_t k)
 }
 
 /* Decoded bytes: lines before a->skip were read in an earlier call. */
-static int decoded(struct unpack *u, const uint8_t *p, size_t n)
+static int decoded(struct unpack *u, const char *p, size_t n)
 {
         struct oc_archive_read *a = u->a;
         int r;
@@ -121,7 +189,7 @@ static int decoded(struct unpack *u, const uint8_t *p, size_t n)
         if (a->digest_out)
                 sha256_update(a->digest_out, p, n);
         while (n > 0 && !u->stop) {
-                const uint8_t *nl;
+                const char *nl;
                 size_t k;
 
                 if (u->pos < a->skip) {
@@ -153,106 +221,52 @@ static int decoded(struct unpack *u, const uint8_t *p, size_t n)
         return 0;
 }
 
-/* Compressed bytes (possibly several frames, skippable frames included). */
-static int compressed(struct unpack *u, const void *p, size_t n)
+/* The blob decoded chunk by chunk (never whole in memory). */
+static int compressed(struct unpack *u, const void *data, size_t n)
 {
-        ZSTD_inBuffer in = { p, n, 0 };
+        struct zstream *z = NULL;
+        char *chunk = malloc(CHUNK);
+        uint64_t off = 0;
         int r;
 
-        if (u->a->digest_in)
-                sha256_update(u->a->digest_in, p, n);
-        if (n)
-                u->fed = true;
-        while (!u->stop) {
-                ZSTD_outBuffer o = { u->out, CHUNK, 0 };
-                size_t k = ZSTD_decompressStream(u->z, &o, &in);
-                if (ZSTD_isError(k))
-                        return -EBADMSG;
-                u->last_hint = k;
-                r = decoded(u, u->out, o.pos);
-                if (r < 0)
-                        return r;
-                if (in.pos == in.size && o.pos < o.size)
-                        break;
-        }
-        return 0;
-}
-
-static int unpack_begin(struct unpack *u, struct oc_archive_read *a, bool zstd)
-{
-        memset(u, 0, sizeof(*u));
-        u->a = a;
-        u->n0 = a->out->n;
-        a->consumed = 0;
-        a->malformed = 0;
-        a->more = false;
-        if (zstd && (!(u->z = ZSTD_createDCtx()) || !(u->out = malloc(CHUNK))))
+        if (!chunk)
                 return -ENOMEM;
-        return 0;
-}
-
-/* The end of the input: a truncated or absent frame is an error; the last
- * line needs no newline. */
-static int unpack_end(struct unpack *u, bool zstd, int r)
-{
-        struct oc_archive_read *a = u->a;
-
-        if (r == 0 && !u->stop && zstd && (!u->fed || u->last_hint != 0))
-                r = -EBADMSG;
-        if (r == 0 && !u->stop && (u->len > 0 || u->oversized))
-                r = end_line(u);
-        if (r == 0 && !u->stop)
-                a->consumed = u->pos;
-        ZSTD_freeDCtx(u->z);
-        free(u->out);
-        free(u->line);
-        if (u->tok)
-                json_tokener_free(u->tok);
-        if (r < 0) {
-                a->out->n = u->n0; /* nothing from a source that does not decode */
-                return r;
+        r = n == 0 ? -EBADMSG : zstream_new_mem(data, n, &z); /* not even one frame */
+        while (r == 0 && !u->stop) {
+                size_t k;
+                r = zstream_pread(z, chunk, CHUNK, off, &k);
+                if (r < 0 || k == 0)
+                        break;
+                off += k;
+                r = decoded(u, chunk, k);
         }
-        a->more = u->stop;
-        return a->more ? 1 : 0;
+        zstream_free(z);
+        free(chunk);
+        return r;
 }
 
 int openclaw_archive_read_mem(struct oc_archive_read *a, bool zstd, const void *data, size_t n)
 {
-        struct unpack u;
-        int r = unpack_begin(&u, a, zstd);
+        struct unpack u = { .a = a, .n0 = a->out->n };
+        int r;
 
-        if (r == 0) {
-                if (zstd) {
-                        r = compressed(&u, data, n);
-                } else {
-                        if (a->digest_in)
-                                sha256_update(a->digest_in, data, n);
-                        r = decoded(&u, data, n);
-                }
-        }
-        return unpack_end(&u, zstd, r);
-}
-
-int openclaw_archive_read_fd(struct oc_archive_read *a, int fd)
-{
-        struct unpack u;
-        uint8_t *buf = malloc(CHUNK);
-        int r = buf ? unpack_begin(&u, a, true) : -ENOMEM;
-
-        if (!buf)
+        a->consumed = 0;
+        a->malformed = 0;
+        a->more = false;
+        if (a->digest_in)
+                sha256_update(a->digest_in, data, n);
+        r = zstd ? compressed(&u, data, n) : decoded(&u, data, n);
+        /* the last line needs no newline */
+        if (r == 0 && !u.stop && (u.len > 0 || u.oversized))
+                r = end_line(&u);
+        if (r == 0 && !u.stop)
+                a->consumed = u.pos;
+        free(u.line);
+        free(u.scratch);
+        if (r < 0) {
+                a->out->n = u.n0; /* nothing from a source that does not decode */
                 return r;
-        while (r == 0 && !u.stop) {
-                ssize_t k = read(fd, buf, CHUNK);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        r = -errno;
-                        break;
-                }
-                if (k == 0)
-                        break;
-                r = compressed(&u, buf, (size_t)k);
         }
-        free(buf);
-        return unpack_end(&u, true, r);
+        a->more = u.stop;
+        return a->more ? 1 : 0;
 }

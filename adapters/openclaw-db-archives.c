@@ -1,6 +1,6 @@
 /* The transcripts an OpenClaw database keeps outside transcript_events:
  * session_transcript_archives blobs (deleted sessions) and the cold windows
- * stored in session_transcript_cold_archives, read inside collect_db's
+ * stored in session_transcript_cold_archives, read inside collect_rows's
  * snapshot. The set of archives is fingerprinted; when it changes, every
  * archive is read again (the content keys make known calls duplicates) in
  * passes that resume by rowid when a call's row budget runs out. */

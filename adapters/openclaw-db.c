@@ -3,10 +3,8 @@
  * rowid watermark, each row fed to the shared pi parser like a JSONL line.
  *
  * Choices:
- * - Only SELECTs on a read-only connection (never a write, an integrity
- *   check or a CHECK evaluation); octet_length() is registered for SQLite
- *   < 3.43 in case a future schema needs it to load. Busy timeout 200 ms;
- *   one read transaction per call, so all queries see one snapshot.
+ * - The connection is adapt-sqlite.h's: read-only, one read transaction per
+ *   call, immutable when a WAL database's -wal cannot be made.
  * - Rows are read in rowid order past the watermark. A session's pi context
  *   (header: id, cwd; the carried model; the last time) is rebuilt from the
  *   database whenever a call meets a session whose header it did not read:
@@ -25,25 +23,15 @@
  *   touches its -wal and -shm, which the daemon watches; an unchanged
  *   fingerprint within RECHECK_MS returns at once, so our own reads do not
  *   wake us forever.
- * - A commit is not visible the moment its frames reach the -wal: the
- *   writer syncs them, then publishes the commit in the -shm wal-index,
- *   through a shared mapping, which raises no inotify event. A read woken
- *   by the frames' write can come before that and see the old snapshot,
- *   and a writer that keeps its connection open (the OpenClaw gateway)
- *   writes nothing more until its next row. So while the database or its
- *   -wal was written less than SETTLE_WINDOW_MS ago, a read to the end
- *   says COLLECT_SETTLING (the daemon looks again shortly) and leaves no
- *   "read it all" mark, so the next call reads however late it comes.
- * - A WAL database with no -wal beside it, in a directory we cannot write
- *   (the unit's ProtectHome=read-only / ProtectSystem=strict, a read-only
- *   mount): a read-only connection must still create the -wal and -shm and
- *   fails with SQLITE_CANTOPEN. No -wal means no connection has the
- *   database open (the last one to close checkpoints everything into the
- *   file and deletes the -wal), so the file alone is the whole database:
- *   it is then opened with immutable=1 (no locks, no -wal, no -shm). A
- *   writer that starts meanwhile may checkpoint into the file under us, so
- *   after such a read the fingerprint must be unchanged, else the rows are
- *   dropped and the database read again.
+ * - A read to the end while the database or its -wal was written less than
+ *   ADAPT_DB_SETTLE_MS ago (its commit may not be visible yet, and a writer
+ *   that keeps its connection open, like the OpenClaw gateway, writes
+ *   nothing more until its next row) says COLLECT_SETTLING (the daemon
+ *   looks again shortly) and leaves no "read it all" mark, so the next call
+ *   reads however late it comes.
+ * - After an immutable read the fingerprint must be unchanged (a writer
+ *   that started meanwhile may have checkpointed into the file under us),
+ *   else the rows are dropped and the database read again.
  * - After transcript_events, the archives the database holds (deleted
  *   sessions, cold windows stored in SQLite): openclaw-db-archives.c. */
 #include <errno.h>
@@ -57,16 +45,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
+#include "adapt-sqlite.h"
 #include "binio.h"
+#include "lines.h"
 #include "openclaw.h"
 #include "timefmt.h"
+#include "zstream.h"
 
-#define BUSY_TIMEOUT_MS 200
-#define EVENT_MAX       (64u << 20) /* decompressed event cap (OpenClaw's own is 4 MiB) */
+#define EVENT_MAX       LINES_MAX_DEFAULT /* decompressed event cap, as a line (OpenClaw caps events at 4 MiB) */
 #define RECHECK_MS      30000
-#define SETTLE_WINDOW_MS 1000 /* a write this recent may not be committed yet */
 
 /* What a database source keeps between calls, in parse_state.priv: */
 struct db_state {
@@ -88,10 +76,10 @@ struct sess {
 
 struct reader {
         const struct source_ctx *ctx;
-        sqlite3 *db;
-        int open_rc; /* the SQLite result code when db_open failed */
+        struct adapt_db conn;
+        sqlite3 *db; /* conn.db */
         sqlite3_stmt *q_main, *q_mark, *q_head, *q_back;
-        ZSTD_DCtx *z;
+        struct zstream *z;
         char *buf; /* decompressed event */
         size_t cap;
         struct sess *sess;
@@ -216,100 +204,7 @@ int openclaw_db_faults(const struct parse_state *ps, uint32_t *ret_bad_blobs)
         return 0;
 }
 
-static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len, off_t head_off)
-{
-        struct stat st;
-        int fd;
-
-        if (stat(path, &st) < 0)
-                return;
-        v[0] = 1;
-        v[1] = (int64_t)st.st_ino;
-        v[2] = (int64_t)st.st_size;
-        v[3] = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd >= 0) {
-                if (pread(fd, head, head_len, head_off) < 0)
-                        memset(head, 0, head_len);
-                close(fd);
-        }
-}
-
-/* A file fp_file looked at was modified less than SETTLE_WINDOW_MS before
- * (or after: coarse file clocks) now_ns. A clock far off either way is not
- * "recent", so a file with a future mtime is not looked at forever. */
-static bool written_within(const int64_t *v, int64_t now_ns)
-{
-        int64_t d = now_ns - v[3];
-        return v[0] && d < SETTLE_WINDOW_MS * 1000000LL && d > -SETTLE_WINDOW_MS * 1000000LL;
-}
-
-/* The database and its -wal as a reader does not change them: sizes,
- * mtimes, the db header's change counter (rollback journal commits) and
- * the WAL header (salts change when the WAL restarts). */
-static uint64_t fingerprint(const char *path, bool *ret_settling)
-{
-        struct {
-                int64_t db[4], wal[4];
-                uint8_t counter[4], walhdr[32];
-        } f;
-        char wal[PATH_MAX];
-
-        memset(&f, 0, sizeof(f));
-        fp_file(path, f.db, f.counter, sizeof(f.counter), 24);
-        if (snprintf(wal, sizeof(wal), "%s-wal", path) < (int)sizeof(wal))
-                fp_file(wal, f.wal, f.walhdr, sizeof(f.walhdr), 0);
-        if (ret_settling) {
-                int64_t now_ns = timefmt_now_ms() * 1000000LL;
-                *ret_settling = written_within(f.db, now_ns) || written_within(f.wal, now_ns);
-        }
-        return hash64(&f, sizeof(f));
-}
-
 /* ---- sqlite ----------------------------------------------------------------- */
-
-static int sql_errno(sqlite3 *db, int rc)
-{
-        int e = db ? sqlite3_system_errno(db) : 0;
-
-        switch (rc & 0xff) {
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:
-                return -EBUSY;
-        case SQLITE_NOMEM:
-                return -ENOMEM;
-        case SQLITE_CORRUPT:
-        case SQLITE_NOTADB:
-                return -EBADMSG;
-        case SQLITE_CANTOPEN:
-                return e == ENOENT || e == ENOTDIR ? -ENOENT : -EACCES;
-        case SQLITE_READONLY: /* e.g. no -shm we may use in a read-only dir */
-        case SQLITE_PERM:
-        case SQLITE_AUTH:
-                return -EACCES;
-        case SQLITE_IOERR:
-                return e > 0 ? -e : -EIO;
-        case SQLITE_ERROR: /* no such table / column */
-        case SQLITE_SCHEMA:
-        case SQLITE_MISMATCH:
-        case SQLITE_FORMAT:
-                return -EPROTO;
-        }
-        return -EIO;
-}
-
-/* octet_length() arrived in SQLite 3.43; OpenClaw's CHECKs use it. */
-static void octet_length_fn(sqlite3_context *c, int argc, sqlite3_value **v)
-{
-        (void)argc;
-        if (sqlite3_value_type(v[0]) == SQLITE_NULL) {
-                sqlite3_result_null(c);
-                return;
-        }
-        if (sqlite3_value_type(v[0]) != SQLITE_BLOB)
-                (void)sqlite3_value_text(v[0]);
-        sqlite3_result_int(c, sqlite3_value_bytes(v[0]));
-}
 
 static const char Q_MAIN[] =
         "SELECT rowid, session_id, seq, event_json, event_zstd FROM transcript_events "
@@ -324,110 +219,28 @@ static const char Q_BACK[] =
         "OR instr(event_json, '\"usage\"') > 0 OR instr(event_json, '\"model_change\"') > 0 "
         "OR instr(event_json, '\"model-snapshot\"') > 0) ORDER BY seq DESC";
 
-/* "file:<path>?mode=ro&immutable=1", the path percent-encoded. */
-static char *immutable_uri(const char *path)
-{
-        static const char tail[] = "?mode=ro&immutable=1";
-        size_t n = strlen(path);
-        char *u = malloc(5 + 3 * n + sizeof(tail)), *p;
-
-        if (!u)
-                return NULL;
-        p = stpcpy(u, "file:");
-        for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
-                if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-                    strchr("/-._~", *c))
-                        *p++ = (char)*c;
-                else
-                        p += sprintf(p, "%%%02X", *c);
-        }
-        strcpy(p, tail);
-        return u;
-}
-
-/* The open failed only because SQLite could not create the -wal/-shm of a
- * WAL database that no connection has open (see the top of the file). */
-static bool wal_unavailable(const struct reader *rd)
-{
-        char wal[PATH_MAX];
-        unsigned char hdr[20];
-        struct stat st;
-        int fd, prc = rd->open_rc & 0xff;
-        bool is_wal = false;
-
-        if (prc != SQLITE_CANTOPEN && prc != SQLITE_READONLY)
-                return false;
-        if (snprintf(wal, sizeof(wal), "%s-wal", rd->ctx->path) >= (int)sizeof(wal) ||
-            lstat(wal, &st) == 0 || errno != ENOENT)
-                return false;
-        fd = open(rd->ctx->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return false;
-        /* header: "SQLite format 3\0", then write and read versions 2 = WAL */
-        is_wal = pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
-                 memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2 && hdr[19] == 2;
-        close(fd);
-        return is_wal;
-}
-
 /* 0; 1 when the database has no tables at all yet (nothing to read);
- * negative errno (rd->open_rc the SQLite code). */
-static int db_open(struct reader *rd, bool immutable)
+ * negative errno. */
+static int db_open(struct reader *rd)
 {
-        int rc, e;
+        int rc, r;
 
-        if (immutable) {
-                char *uri = immutable_uri(rd->ctx->path);
-                if (!uri)
-                        return -ENOMEM;
-                rc = sqlite3_open_v2(uri, &rd->db,
-                                     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
-                free(uri);
-        } else {
-                rc = sqlite3_open_v2(rd->ctx->path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                                     NULL);
-        }
-        if (rc != SQLITE_OK)
-                goto fail;
-        sqlite3_extended_result_codes(rd->db, 1);
-        sqlite3_busy_timeout(rd->db, BUSY_TIMEOUT_MS);
-        if (sqlite3_libversion_number() < 3043000)
-                sqlite3_create_function_v2(rd->db, "octet_length", 1,
-                                           SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
-                                           octet_length_fn, NULL, NULL, NULL);
-        rc = sqlite3_exec(rd->db, "BEGIN", NULL, NULL, NULL);
-        if (rc != SQLITE_OK)
-                goto fail;
+        r = adapt_db_open(rd->ctx->path, &rd->conn);
+        if (r < 0)
+                return r;
+        rd->db = rd->conn.db;
         rc = sqlite3_prepare_v2(rd->db, Q_MAIN, -1, &rd->q_main, NULL);
-        if ((rc & 0xff) == SQLITE_ERROR) {
+        if ((rc & 0xff) == SQLITE_ERROR)
                 /* no transcript_events (or not this shape): an empty new
                  * database is fine, anything else is a schema we don't know */
-                sqlite3_stmt *st = NULL;
-                int r = -EPROTO;
-                if (sqlite3_prepare_v2(rd->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
-                            SQLITE_OK &&
-                    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0)
-                        r = 1;
-                sqlite3_finalize(st);
-                return r;
-        }
+                return adapt_db_empty(&rd->conn) ? 1 : -EPROTO;
         if (rc == SQLITE_OK)
                 rc = sqlite3_prepare_v2(rd->db, Q_MARK, -1, &rd->q_mark, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_prepare_v2(rd->db, Q_HEAD, -1, &rd->q_head, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_prepare_v2(rd->db, Q_BACK, -1, &rd->q_back, NULL);
-        if (rc == SQLITE_OK)
-                return 0;
-fail:
-        rd->open_rc = rc;
-        if (!rd->db)
-                return -ENOMEM;
-        e = sql_errno(rd->db, rc);
-        /* SQLITE_CANTOPEN with ENOENT may be about the -wal, not the file */
-        if (e == -ENOENT && access(rd->ctx->path, F_OK) == 0)
-                e = -EACCES;
-        return e;
+        return rc == SQLITE_OK ? 0 : adapt_sql_errno(rd->db, rc);
 }
 
 static void reader_free(struct reader *rd)
@@ -436,9 +249,9 @@ static void reader_free(struct reader *rd)
         sqlite3_finalize(rd->q_mark);
         sqlite3_finalize(rd->q_head);
         sqlite3_finalize(rd->q_back);
-        if (rd->db)
-                sqlite3_close_v2(rd->db); /* ends the read transaction */
-        ZSTD_freeDCtx(rd->z);
+        adapt_db_close(&rd->conn); /* ends the read transaction */
+        rd->db = NULL;
+        zstream_free(rd->z);
         free(rd->buf);
         for (size_t i = 0; i < rd->n_sess; i++)
                 free(rd->sess[i].id);
@@ -448,68 +261,21 @@ static void reader_free(struct reader *rd)
 
 /* ---- event text --------------------------------------------------------------- */
 
-static int reserve(struct reader *rd, size_t need)
-{
-        char *nb;
-        if (need <= rd->cap)
-                return 0;
-        nb = realloc(rd->buf, need);
-        if (!nb)
-                return -ENOMEM;
-        rd->buf = nb;
-        rd->cap = need;
-        return 0;
-}
-
 /* -EBADMSG for a blob that is not zstd, is truncated or is too big. */
 static int unzstd(struct reader *rd, const void *src, size_t n, const char **ret, size_t *ret_len)
 {
-        unsigned long long size = ZSTD_getFrameContentSize(src, n);
-        ZSTD_inBuffer in = { src, n, 0 };
-        size_t used = 0;
+        size_t len;
         int r;
 
-        if (size == ZSTD_CONTENTSIZE_ERROR)
+        if (!rd->z && (r = zstream_new_mem(NULL, 0, &rd->z)) < 0)
+                return r;
+        r = zstream_decode_all(rd->z, src, n, EVENT_MAX, &rd->buf, &rd->cap, &len);
+        if (r == -EFBIG)
                 return -EBADMSG;
-        if (!rd->z && !(rd->z = ZSTD_createDCtx()))
-                return -ENOMEM;
-        if (size != ZSTD_CONTENTSIZE_UNKNOWN) {
-                if (size > EVENT_MAX)
-                        return -EBADMSG;
-                r = reserve(rd, (size_t)size + 1);
-                if (r < 0)
-                        return r;
-                size_t k = ZSTD_decompressDCtx(rd->z, rd->buf, (size_t)size, src, n);
-                if (!ZSTD_isError(k) && k == size) {
-                        *ret = rd->buf;
-                        *ret_len = k;
-                        return 0;
-                }
-                /* several frames, or a size that lies: stream it */
-        }
-        ZSTD_DCtx_reset(rd->z, ZSTD_reset_session_only);
-        for (;;) {
-                if (used == rd->cap) {
-                        size_t ncap = rd->cap < 65536 ? 65536 : rd->cap * 2;
-                        if (rd->cap >= EVENT_MAX)
-                                return -EBADMSG;
-                        r = reserve(rd, ncap < EVENT_MAX ? ncap : EVENT_MAX);
-                        if (r < 0)
-                                return r;
-                }
-                ZSTD_outBuffer out = { rd->buf, rd->cap, used };
-                size_t k = ZSTD_decompressStream(rd->z, &out, &in);
-                if (ZSTD_isError(k))
-                        return -EBADMSG;
-                used = out.pos;
-                if (in.pos == in.size && (k == 0 || out.pos < out.size)) {
-                        if (k != 0)
-                                return -EBADMSG; /* truncated frame */
-                        break;
-                }
-        }
+        if (r < 0)
+                return r;
         *ret = rd->buf;
-        *ret_len = used;
+        *ret_len = len;
         return 0;
 }
 
@@ -556,7 +322,7 @@ static int rebuild(struct reader *rd, struct sess *s, int64_t seq)
         rc = sqlite3_step(rd->q_head);
         if (rc != SQLITE_ROW) {
                 sqlite3_reset(rd->q_head);
-                return rc == SQLITE_DONE ? 0 : sql_errno(rd->db, rc);
+                return rc == SQLITE_DONE ? 0 : adapt_sql_errno(rd->db, rc);
         }
         head_seq = sqlite3_column_int64(rd->q_head, 0);
         if (head_seq >= seq) {
@@ -605,7 +371,7 @@ static int rebuild(struct reader *rd, struct sess *s, int64_t seq)
                 }
         }
         if (r == 0 && (need_p || need_m || need_t) && rc != SQLITE_DONE)
-                r = sql_errno(rd->db, rc);
+                r = adapt_sql_errno(rd->db, rc);
         sqlite3_reset(rd->q_back);
         return r;
 }
@@ -662,7 +428,7 @@ static int mark_holds(struct reader *rd, uint64_t wm, const struct db_state *st)
                 r = sid && hash64(sid, (size_t)n) == st->mark_sid &&
                     sqlite3_column_int64(rd->q_mark, 1) == st->mark_seq;
         } else if (rc != SQLITE_DONE) {
-                r = sql_errno(rd->db, rc);
+                r = adapt_sql_errno(rd->db, rc);
         }
         sqlite3_reset(rd->q_mark);
         return r;
@@ -713,7 +479,7 @@ static int read_rows(struct reader *rd, uint64_t *io_wm, size_t max_rows, struct
         }
         sqlite3_reset(rd->q_main);
         if (rc != SQLITE_DONE)
-                return sql_errno(rd->db, rc);
+                return adapt_sql_errno(rd->db, rc);
         *ret_n = n;
         *ret_malformed = malformed;
         return 0;
@@ -726,7 +492,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         struct reader rd = { .ctx = ctx };
         struct db_state st = state_get(ps);
         bool settling = false;
-        uint64_t wm = *io_watermark, fp = fingerprint(ctx->path, &settling), malformed = 0;
+        uint64_t wm = *io_watermark, fp = adapt_db_fingerprint(ctx->path, &settling), malformed = 0;
         int64_t now = timefmt_now_ms();
         size_t n0 = out->n, n = 0;
         int r;
@@ -740,13 +506,8 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         for (int attempt = 0;; attempt++) {
                 bool immutable = false;
 
-                r = db_open(&rd, false);
-                if (r < 0 && wal_unavailable(&rd)) {
-                        reader_free(&rd);
-                        rd = (struct reader){ .ctx = ctx };
-                        immutable = true;
-                        r = db_open(&rd, true);
-                }
+                r = db_open(&rd);
+                immutable = rd.conn.immutable;
                 if (r == 1) {
                         r = 0; /* no tables yet */
                 } else if (r == 0) {
@@ -770,7 +531,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                         }
                 }
                 reader_free(&rd);
-                if (r >= 0 && immutable && fingerprint(ctx->path, NULL) != fp) {
+                if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
                         /* a writer came meanwhile: what we read may mix two states */
                         out->n = n0;
                         if (attempt == 2) {
@@ -779,7 +540,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                                 rd = (struct reader){ .ctx = ctx };
                                 st = state_get(ps);
                                 wm = *io_watermark;
-                                fp = fingerprint(ctx->path, &settling);
+                                fp = adapt_db_fingerprint(ctx->path, &settling);
                                 n = 0;
                                 malformed = 0;
                                 continue;

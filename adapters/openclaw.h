@@ -1,7 +1,8 @@
 /* OpenClaw adapter internals shared by its files: discovery and the pi-line
  * flavor (openclaw.c), the config reader (openclaw-config.c), the SQLite
- * transcript reader (openclaw-db.c), archived transcripts (openclaw-archive.c)
- * and the .zst archive files as sources (openclaw-file.c). */
+ * transcript reader (openclaw-db.c), the archive line formats (openclaw-archive.c),
+ * the archives inside the database (openclaw-db-archives.c) and the archive
+ * figures of status (openclaw-status.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -27,7 +28,7 @@ extern const struct adapter adapter_openclaw;
  * config is not an error for discovery), -ENOMEM. */
 int openclaw_config_store(const char *path, char *buf, size_t cap);
 
-/* collect_db for agents/<id>/agent/openclaw-agent.sqlite: rows of table
+/* collect_rows for agents/<id>/agent/openclaw-agent.sqlite: rows of table
  * transcript_events past the rowid watermark (see openclaw-db.c for what
  * the parse_state holds for a database). Events whose event_json or
  * event_zstd cannot be decoded, or that are not JSON, are skipped and
@@ -44,12 +45,22 @@ enum oc_archive_format {
         OC_ARCHIVE_COLD = 1,  /* cold storage: restore records, events in kind:"event" ones */
 };
 
-/* One read of an archive: its lines go through the pi parser with ps (a
- * fresh state for a whole archive). Lines ending before skip decoded bytes
- * are passed over (read in an earlier call, their effect is in ps). With
- * max_rows > 0 the read stops at the first line end with that many new
- * rows. Results: consumed (decoded bytes up to the last line handled),
- * malformed (lines that were not JSON or too long), more (stopped early). */
+/* One line of an archive .zst file read as a line source: a deleted
+ * session's event_json line, or a cold-storage restore record whose
+ * kind:"event" carries one (scanned, not built into a tree). A
+ * parse_result, or -ENOMEM. */
+int openclaw_archive_line(const struct source_ctx *ctx, struct parse_state *ps,
+                          enum oc_archive_format format, const char *line, size_t len,
+                          struct row_batch *out);
+
+/* One read of an archive blob from the database: its lines go through the
+ * pi parser with ps (a fresh state for a whole archive). Lines ending
+ * before skip decoded bytes are passed over (read in an earlier call, their
+ * effect is in ps). With max_rows > 0 the read stops at the first line end
+ * with that many new rows. Lines longer than LINES_MAX_DEFAULT are skipped
+ * and counted. Results: consumed (decoded bytes up to the last line
+ * handled), malformed (lines that were not JSON or too long), more
+ * (stopped early). */
 struct oc_archive_read {
         const struct source_ctx *ctx;
         struct parse_state *ps;
@@ -64,11 +75,9 @@ struct oc_archive_read {
 };
 
 /* 0 all read, 1 stopped at max_rows; -EBADMSG not zstd, truncated or no
- * frame at all; -ENOMEM; read errors as -errno. On failure no rows are
- * left in out. read_mem: zstd or identity bytes; read_fd: a zstd file
- * from its current offset. */
+ * frame at all; -ENOMEM. On failure no rows are left in out. zstd: the
+ * bytes are a zstd stream (else identity). */
 int openclaw_archive_read_mem(struct oc_archive_read *a, bool zstd, const void *data, size_t n);
-int openclaw_archive_read_fd(struct oc_archive_read *a, int fd);
 
 /* ---- archives inside the database (openclaw-db-archives.c) ---------------- */
 
@@ -103,12 +112,10 @@ int openclaw_db_archives(struct sqlite3 *db, const struct source_ctx *ctx, struc
  * not a database source's. */
 int openclaw_db_faults(const struct parse_state *ps, uint32_t *ret_bad_blobs);
 
-/* collect_db for the .zst archive files (openclaw-file.c): the whole file
- * decoded and parsed again whenever it changed (a file written once is
- * read once). -EBADMSG when it does not decode. */
-int openclaw_collect_file(const struct source_ctx *ctx, struct parse_state *ps,
-                          uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
-                          uint64_t *io_malformed);
-/* Whether a path is one of those files (by name: *.jsonl.deleted.*.zst,
- * *.jsonl.reset.*.zst, cold/<name>.jsonl.zst). */
+/* Whether a path is an archive .zst file (by name: *.jsonl.deleted.*.zst,
+ * *.jsonl.reset.*.zst, cold/<name>.jsonl.zst): a line source of that format. */
 bool openclaw_is_archive_file(const char *path, enum oc_archive_format *ret_format);
+
+/* adapter.status_extra (openclaw-status.c): {"agents": [{agent,
+ * archive_calls, cold_calls, archive_faults}, ...]}. */
+struct json_object *openclaw_status(const struct adapter_status_ctx *ctx);

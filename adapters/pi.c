@@ -148,5 +148,5 @@ const struct adapter adapter_pi = {
         .free_config = NULL,
         .classify = pi_classify,
         .parse_line = pi_parse_line_cb,
-        .collect_db = NULL,
+        .collect_rows = NULL,
 };

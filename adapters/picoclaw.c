@@ -360,5 +360,5 @@ const struct adapter adapter_picoclaw = {
         .free_config = picoclaw_free_config,
         .classify = picoclaw_classify,
         .parse_line = picoclaw_parse_line,
-        .collect_db = NULL,
+        .collect_rows = NULL,
 };

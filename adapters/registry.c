@@ -6,23 +6,23 @@
 
 #include "registry.h"
 
-/* Add an adapter here (one line each): X(name) lists adapter_<name>. */
-#define REGISTRY_ADAPTERS(X) \
-        X(pi)                \
-        X(openclaw)          \
-        X(picoclaw)          \
-        X(claude)            \
-        X(codex)
-
 #define DECLARE_ADAPTER(name) extern const struct adapter adapter_##name;
 #define LIST_ADAPTER(name) &adapter_##name,
 
 REGISTRY_ADAPTERS(DECLARE_ADAPTER)
 
-const struct adapter *const registry_adapters[] = {
+const struct adapter *const registry_adapters[REGISTRY_COUNT + 1] = {
         REGISTRY_ADAPTERS(LIST_ADAPTER)
         NULL,
 };
+
+int registry_index(const struct adapter *a)
+{
+        for (int i = 0; i < REGISTRY_COUNT; i++)
+                if (registry_adapters[i] == a)
+                        return i;
+        return -1;
+}
 
 /* HOME, then every adapter's own list, first declaration wins. Built once:
  * the lists are constant. */

@@ -1,12 +1,28 @@
 /* The list of adapters, and the discovery variables built from their own
  * `env` lists (plus HOME): every variable any adapter may read, so install
- * can record them all. Adding a harness is one line in registry.c. */
+ * can record them all. Adding a harness is one line below. */
 #pragma once
 
 #include "adapter.h"
 
-/* NULL-terminated list of all adapters. */
-extern const struct adapter *const registry_adapters[];
+/* Every adapter, one line each: X(name) names adapter_<name>, defined in
+ * that adapter's own file. The order is the order of status and reports. */
+#define REGISTRY_ADAPTERS(X) \
+        X(pi)                \
+        X(openclaw)          \
+        X(picoclaw)          \
+        X(claude)            \
+        X(codex)
+
+#define REGISTRY_COUNT_ONE_(name) +1
+/* How many adapters there are: a constant, for arrays indexed by adapter. */
+enum { REGISTRY_COUNT = 0 REGISTRY_ADAPTERS(REGISTRY_COUNT_ONE_) };
+
+/* NULL-terminated list of all adapters (REGISTRY_COUNT of them). */
+extern const struct adapter *const registry_adapters[REGISTRY_COUNT + 1];
+
+/* The index of a in registry_adapters, or -1 when it is not listed there. */
+int registry_index(const struct adapter *a);
 
 /* NULL-terminated list of every discovery variable: HOME, then each
  * adapter's env list in registry order, each name once. */

@@ -274,7 +274,9 @@ int ledger_commit(struct ledger *l, const struct commit_batch *batch,
         if (r < 0)
                 snprintf(l->error, sizeof(l->error), "commit of %zu rows failed: %s",
                          batch->n_rows, strerror(-r));
-        else if (ret_result)
+        else if (batch->cp && batch->source_path)
+                batch->cp->rows_added += c.res.added; /* as commit_txn stored it */
+        if (r >= 0 && ret_result)
                 *ret_result = c.res;
         return r < 0 ? r : 0;
 }

@@ -302,6 +302,7 @@ static int cp_encode(const struct checkpoint *cp, const char *path, uint8_t *buf
         bw_u64(&w, cp->sum_len);
         bw_u64(&w, cp->sum_hash);
         bw_u64(&w, cp->tail_hash);
+        bw_u8(&w, cp->flags);
         if (w.overflow)
                 return -ENOBUFS;
         *ret_len = w.len;
@@ -347,6 +348,8 @@ static int cp_decode(const MDB_val *v, struct checkpoint *cp, char path[PATH_MAX
                 cp->sum_hash = br_u64(&r);
                 cp->tail_hash = br_u64(&r);
         }
+        if (!r.bad && r.pos < r.len)
+                cp->flags = br_u8(&r);
         return r.bad || r.pos != r.len ? -EBADMSG : 0;
 }
 

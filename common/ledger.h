@@ -20,8 +20,9 @@ struct ledger;
 /* Opens (creating when writable) the ledger in directory `dir`.
  * -ENOENT (read-only and missing; nothing is created), -EPROTO (schema newer
  * than this build), other negative errno; ledger_open_error() says why.
- * The env is MDB_NOSYNC (see ledger_sync) and MDB_NOTLS. One open per
- * process and no fork() after it. Test hook: AGENTMETER_TEST_MAPSIZE=<bytes>
+ * The env is MDB_NOSYNC (see ledger_sync) and MDB_NOTLS. A given ledger is
+ * open at most once in a process (LMDB's rule: a second open of the same
+ * environment breaks its locks), and no fork() after it. Test hook: AGENTMETER_TEST_MAPSIZE=<bytes>
  * sets the initial map size of a writable open (default 256 MiB, sparse). */
 int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger);
 struct ledger *ledger_close(struct ledger *l); /* NULL-safe, returns NULL */
@@ -53,7 +54,7 @@ int ledger_errno(int mdb_rc);
 
 #define CHECKPOINT_STATE_MAX 1024
 
-enum source_kind { SOURCE_LINES = 1, SOURCE_DB = 2 };
+enum source_kind { SOURCE_LINES = 1, SOURCE_TABLE = 2, SOURCE_DOCUMENT = 3 };
 
 struct checkpoint {
         uint8_t kind;      /* enum source_kind */
@@ -70,6 +71,7 @@ struct checkpoint {
          * 0 for checkpoints written before these existed */
         uint8_t consumed_known;
         uint64_t sum_len, sum_hash, tail_hash;
+        uint8_t flags;        /* CP_F_* */
         /* cumulative counters for this source */
         /* rows_added: ledger_commit adds the batch's new rows to the stored value */
         uint64_t bytes_read, lines, malformed, oversized, rows_added, resets;
@@ -77,6 +79,11 @@ struct checkpoint {
         uint32_t state_len;   /* adapter state (opaque) */
         uint8_t state[CHECKPOINT_STATE_MAX];
 };
+
+/* checkpoint flags */
+#define CP_F_UNREADABLE 0x1u /* the source as of (size, mtime_ns) could not be read to its
+                              * end (a compressed stream that does not decode): not tried
+                              * again until it changes */
 
 /* 0, or -ENOENT when the path has no checkpoint. */
 int ledger_get_checkpoint(struct ledger *l, const char *path, struct checkpoint *ret_cp);
@@ -102,7 +109,10 @@ enum row_outcome {
 
 struct commit_batch {
         const char *source_path;     /* may be NULL: rows only */
-        const struct checkpoint *cp; /* written under source_path when non-NULL */
+        struct checkpoint *cp;       /* written under source_path when non-NULL; on
+                                      * success its rows_added is the stored value,
+                                      * this batch's new rows included (the one
+                                      * place that counts them) */
         struct usage_row *rows;
         size_t n_rows;
         uint8_t *ret_outcomes;       /* optional, n_rows entries of enum row_outcome */

@@ -176,3 +176,26 @@ int paths_socket_dir_prepare(const char *socket_path)
                 return r;
         return paths_socket_dir_check(socket_path);
 }
+
+bool paths_within(const char *path, const char *dir, const char **ret_rel)
+{
+        size_t n = strlen(dir);
+        const char *rest;
+
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (strncmp(path, dir, n) != 0)
+                return false;
+        rest = path + n;
+        if (n == 1 && dir[0] == '/')
+                rest = path[0] == '/' ? path + 1 : NULL; /* the root holds everything */
+        else if (*rest == '/')
+                rest++;
+        else if (*rest != 0)
+                rest = NULL;
+        if (!rest)
+                return false;
+        if (ret_rel)
+                *ret_rel = rest;
+        return true;
+}

@@ -4,6 +4,7 @@
  * ${XDG_CONFIG_HOME:-~/.config}. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PATHS_SOCKET_NAME "control.sock"
@@ -28,3 +29,9 @@ int paths_socket_dir_prepare(const char *socket_path);
 int paths_socket_dir_check(const char *socket_path);
 
 int paths_join(char *buf, size_t cap, const char *a, const char *b);
+
+/* Whether path is dir itself or lies below it, component-wise ("/a/bc" is
+ * not below "/a/b"; trailing slashes of dir do not matter; "/" holds every
+ * absolute path): the one prefix rule for roots, scans and watches. With
+ * ret_rel: the part of path after dir and its slash ("" for dir itself). */
+bool paths_within(const char *path, const char *dir, const char **ret_rel);

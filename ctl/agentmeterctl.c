@@ -24,12 +24,11 @@
 #include "render.h"
 #include "report.h"
 #include "service.h"
+#include "cleanup.h"
 #include "statusline.h"
 #include "render-status.h"
 #include "timefmt.h"
 #include "top.h"
-
-#define _cleanup_(f) __attribute__((cleanup(f)))
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
@@ -631,7 +630,7 @@ static int cmd_statusline(struct args *a)
                 why = "no status input";
         if (!why) {
                 req = statusline_request(input, a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf)));
-                if (req && a->harness[0]) /* another harness's session and block (default claude) */
+                if (req && a->harness[0]) /* another harness's session and block */
                         json_object_object_add(req, "harness", json_object_new_string(a->harness));
                 r = req ? client_call(socket_path(a), "statusline", req, STATUSLINE_WAIT_MS, &answer,
                                       &detail)

@@ -15,18 +15,12 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cleanup.h"
 #include "jfield.h"
 #include "proto.h"
 
 #define TAIL_LINE_MAX (4u * 1024u * 1024u)
 
-static void closep(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-#define _cleanup_close_ __attribute__((cleanup(closep)))
 
 bool client_no_daemon(int r)
 {

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "install.h"
 #include "paths.h"
 
@@ -76,18 +77,6 @@ const char install_unit_template[] =
         "[Install]\n"
         "WantedBy=default.target\n";
 
-static void freep(void *p)
-{
-        free(*(void **)p);
-}
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-
-static void fclosep(FILE **f)
-{
-        if (*f)
-                fclose(*f);
-}
-#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 int install_quote(const char *s, bool exec, char **ret)
 {

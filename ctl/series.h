@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cleanup.h"
+
 enum series_unit { SERIES_USD = 0, SERIES_TOKENS, SERIES_COUNT };
 
 struct series {
@@ -25,7 +27,7 @@ struct series {
 int series_new(enum series_unit unit, struct series **ret);
 struct series *series_free(struct series *s);
 static inline void series_freep(struct series **s) { *s = series_free(*s); }
-#define _cleanup_series_ __attribute__((cleanup(series_freep)))
+#define _cleanup_series_ _cleanup_(series_freep)
 
 /* Adds a category (if new) and returns its index; -ENOMEM. */
 int series_cat(struct series *s, const char *cat);

@@ -83,7 +83,9 @@ json_object *statusline_request(json_object *input, const char *tz)
 
         if (!req)
                 return NULL;
-        json_object_object_add(req, "harness", json_object_new_string("claude"));
+        /* the daemon finds the harness from the transcript's root */
+        if (jstr(input, "transcript_path"))
+                json_object_object_add(req, "transcript_path", json_object_new_string(jstr(input, "transcript_path")));
         if (sid)
                 json_object_object_add(req, "session", json_object_new_string(sid));
         if (tz)

@@ -158,11 +158,6 @@ int table_add_rule(struct table *t)
         return push(t, NULL);
 }
 
-size_t table_rows(const struct table *t)
-{
-        return t->data_rows;
-}
-
 size_t table_ncols(const struct table *t)
 {
         return t->ncols;

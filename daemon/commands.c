@@ -124,7 +124,7 @@ static int cmd_metrics(const struct command_env *e, json_object **ret_result, co
 static int cmd_statusline(const struct command_env *e, json_object *req, json_object **ret_result,
                           const char **ret_code, const char **ret_error)
 {
-        int r = statusline_answer(e->ledger, e->statusline, req, ret_result, ret_error);
+        int r = statusline_answer(e->ledger, e->statusline, ingest_roots(e->ingest), req, ret_result, ret_error);
         if (r < 0)
                 *ret_code = r == -EINVAL ? "bad-request" : "internal";
         return r;

@@ -1,7 +1,7 @@
 /* Ingest engine: sources by path (hash table), a FIFO of sources to read,
- * and the loop that hands each to tail_file/tail_db. Errors on one source
- * are logged once, counted, and retried later with backoff; they never stop
- * the others. */
+ * and the loop that hands each to tail_source. Errors on one source are
+ * logged once, counted, and retried later with backoff; they never stop the
+ * others. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,24 +12,26 @@
 
 #include "ingest.h"
 #include "log.h"
+#include "paths.h"
 #include "registry.h"
 #include "scan.h"
 #include "timefmt.h"
 
-#define MAX_ADAPTERS 8
 #define RETRY_MS 5000
 #define SETTLE_MS 200 /* a database whose writer was at work: looked at again this soon */
 #define LEDGER_RETRY_MS 1000
 #define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
 #define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
 #define GROUP_ROWS 2048 /* rows per group commit: bounds its dirty pages (~20 MB) */
+#define HEAVY_KEEPS 4   /* sources keeping a decoder between reads, at most */
 
 struct ingest {
         struct ledger *ledger;
         const struct discover_env *env;
         struct ingest_hooks hooks;
         struct root_list roots;
-        void *configs[MAX_ADAPTERS];
+        void *configs[REGISTRY_COUNT];
+        void *status_caches[REGISTRY_COUNT]; /* adapter.status_extra's, freed with free() */
         struct source_rec **buckets;
         size_t nbuckets, n;
         struct source_rec *qhead, *qtail;
@@ -39,21 +41,14 @@ struct ingest {
         struct tail_counters counters;
         int64_t last_commit_ms;
         const struct price_table *prices;
-        struct source_counts adapter_counts[MAX_ADAPTERS]; /* sums of the sources' counts */
+        struct source_counts adapter_counts[REGISTRY_COUNT]; /* sums of the sources' counts */
+        struct source_rec *heavy[HEAVY_KEEPS]; /* sources whose keep holds a decoder */
         struct row_batch spare; /* tail's rows buffer, kept between sources */
         uint64_t group_rows;    /* rows per group commit */
         int64_t slice_ms;       /* ingest_run returns after this long (0: no limit) */
         size_t n_gone;          /* records marked gone: sweep_gone has work */
         bool in_group;          /* ingest_run holds a group commit open */
 };
-
-static size_t adapter_index(const struct adapter *a)
-{
-        for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++)
-                if (registry_adapters[i] == a)
-                        return i;
-        return 0;
-}
 
 static size_t path_hash(const char *s)
 {
@@ -94,7 +89,7 @@ int ingest_new(struct ledger *l, const struct discover_env *env, const struct in
 
 static void free_configs(struct ingest *in)
 {
-        for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++) {
+        for (size_t i = 0; i < REGISTRY_COUNT; i++) {
                 if (in->configs[i] && registry_adapters[i]->free_config)
                         registry_adapters[i]->free_config(in->configs[i]);
                 in->configs[i] = NULL;
@@ -109,12 +104,15 @@ struct ingest *ingest_free(struct ingest *in)
                 struct source_rec *s = in->buckets[b];
                 while (s) {
                         struct source_rec *next = s->hnext;
+                        tail_keep_free(s->keep);
                         free(s->path);
                         free(s);
                         s = next;
                 }
         }
         free(in->buckets);
+        for (size_t i = 0; i < REGISTRY_COUNT; i++)
+                free(in->status_caches[i]);
         row_batch_free(&in->spare);
         free_configs(in);
         root_list_free(&in->roots);
@@ -155,7 +153,7 @@ int ingest_discover(struct ingest *in)
                 return log_errno(LOG_ERR, r, "discovery failed");
         }
         free_configs(in);
-        for (size_t i = 0; registry_adapters[i] && i < MAX_ADAPTERS; i++) {
+        for (size_t i = 0; i < REGISTRY_COUNT; i++) {
                 const struct adapter *a = registry_adapters[i];
                 const char *warning = NULL;
                 if (!a->load_config)
@@ -246,34 +244,32 @@ static void enqueue(struct ingest *in, struct source_rec *s)
         in->qtail = s;
 }
 
-/* Moves a source's share of its adapter's sums to its checkpoint's
- * current counters (cp NULL: it has none, e.g. its checkpoint moved away). */
-static void account(struct ingest *in, struct source_rec *s, const struct checkpoint *cp)
+/* Sets a source's counters to its checkpoint's (now: all zero when it has
+ * none, e.g. its checkpoint moved away), moving its share of its adapter's
+ * sums with them. */
+static void account(struct ingest *in, struct source_rec *s, const struct source_counts *now)
 {
-        struct source_counts *sum = &in->adapter_counts[adapter_index(s->adapter)];
-        struct source_counts now = {0};
+        struct source_counts *sum = &in->adapter_counts[s->adapter_idx];
+        struct source_counts zero = {0};
 
-        if (cp)
-                now = (struct source_counts){
-                        .bytes_read = cp->bytes_read, .lines = cp->lines,
-                        .malformed = cp->malformed, .oversized = cp->oversized,
-                        .rows = cp->rows_added, .last_commit_ms = cp->last_commit_ms,
-                };
-        sum->bytes_read += now.bytes_read - s->counts.bytes_read;
-        sum->lines += now.lines - s->counts.lines;
-        sum->malformed += now.malformed - s->counts.malformed;
-        sum->oversized += now.oversized - s->counts.oversized;
-        sum->rows += now.rows - s->counts.rows;
-        if (now.last_commit_ms > sum->last_commit_ms)
-                sum->last_commit_ms = now.last_commit_ms;
-        s->counts = now;
+        if (!now)
+                now = &zero;
+        sum->bytes_read += now->bytes_read - s->counts.bytes_read;
+        sum->lines += now->lines - s->counts.lines;
+        sum->malformed += now->malformed - s->counts.malformed;
+        sum->oversized += now->oversized - s->counts.oversized;
+        sum->rows += now->rows - s->counts.rows;
+        if (now->last_commit_ms > sum->last_commit_ms)
+                sum->last_commit_ms = now->last_commit_ms;
+        s->counts = *now;
 }
 
-static void account_from_ledger(struct ingest *in, struct source_rec *s)
+static struct source_counts counts_of(const struct checkpoint *cp)
 {
-        struct checkpoint cp;
-        if (ledger_get_checkpoint(in->ledger, s->path, &cp) == 0)
-                account(in, s, &cp);
+        return (struct source_counts){
+                .bytes_read = cp->bytes_read, .lines = cp->lines, .malformed = cp->malformed,
+                .oversized = cp->oversized, .rows = cp->rows_added, .last_commit_ms = cp->last_commit_ms,
+        };
 }
 
 static int add_source(struct ingest *in, const struct root *root, const char *path, int kind,
@@ -289,12 +285,16 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         }
         if (in->n >= in->nbuckets && rehash(in) < 0)
                 return -ENOMEM;
+        int idx = registry_index(root->adapter);
+        if (idx < 0)
+                return -EINVAL; /* a root of no listed adapter: a bug, never a slot of another's */
         s = calloc(1, sizeof(*s));
         if (!s || !(s->path = strdup(path))) {
                 free(s);
                 return -ENOMEM;
         }
         s->adapter = root->adapter;
+        s->adapter_idx = (size_t)idx;
         s->root_idx = (size_t)(root - in->roots.v);
         s->kind = (uint8_t)kind;
         s->seen = true;
@@ -306,7 +306,8 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
                         s->size = cp.size;
                         s->offset = cp.offset;
                 }
-                account(in, s, &cp);
+                struct source_counts c = counts_of(&cp);
+                account(in, s, &c);
         }
         size_t h = path_hash(path) & (in->nbuckets - 1);
         s->hnext = in->buckets[h];
@@ -351,7 +352,9 @@ int ingest_reconcile(struct ingest *in)
         return 0;
 }
 
-int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
+/* A path that may be new: a directory under a root is scanned, a file
+ * that classifies as a source is added and queued. 1 when relevant. */
+static int notice_path(struct ingest *in, const char *path, bool is_dir)
 {
         struct scan_visitor v = { .on_dir = visit_dir, .on_source = visit_source, .u = in };
         int relevant = 0;
@@ -366,7 +369,7 @@ int ingest_notice_path(struct ingest *in, const char *path, bool is_dir)
                         if (r < 0)
                                 return r;
                         relevant = 1;
-                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB || cls == CLASS_ZSTD_LINES)) {
+                } else if (!is_dir && class_is_source(cls)) {
                         int r = visit_source(in, root, path, cls);
                         if (r < 0)
                                 return r;
@@ -390,33 +393,33 @@ void ingest_verify_all(struct ingest *in)
         }
 }
 
-int ingest_queue_path(struct ingest *in, const char *path)
+/* Queues the known source at path: 1, or 0 when there is none. */
+static int queue_known(struct ingest *in, const char *path)
 {
         struct source_rec *s = lookup(in, path);
         if (!s)
-                return -ENOENT;
+                return 0;
         enqueue(in, s);
-        return 0;
+        return 1;
 }
 
 /* The root path lies under (the first one, as for classify), or NULL. */
 static const struct root *root_of(const struct ingest *in, const char *path)
 {
-        for (size_t i = 0; i < in->roots.n; i++) {
-                const char *rp = in->roots.v[i].path;
-                size_t n = strlen(rp);
-                if (strncmp(rp, path, n) == 0 && (path[n] == '/' || (n == 1 && rp[0] == '/')))
+        for (size_t i = 0; i < in->roots.n; i++)
+                if (paths_within(path, in->roots.v[i].path, NULL))
                         return &in->roots.v[i];
-        }
         return NULL;
 }
 
-int ingest_path_changed(struct ingest *in, const char *path, bool content_changed)
+int ingest_path_event(struct ingest *in, const char *path, bool is_dir, bool content_changed)
 {
         const struct root *root;
         char other[PATH_MAX];
 
-        if (ingest_queue_path(in, path) == 0)
+        if (is_dir)
+                return notice_path(in, path, true);
+        if (queue_known(in, path))
                 return 1;
         root = root_of(in, path);
         if (root && root->adapter->source_of) {
@@ -424,14 +427,14 @@ int ingest_path_changed(struct ingest *in, const char *path, bool content_change
                 case SOURCE_NONE:
                         return 0;
                 case SOURCE_OTHER:
-                        if (ingest_queue_path(in, other) == 0)
+                        if (queue_known(in, other))
                                 return 1;
-                        return ingest_notice_path(in, other, false);
+                        return notice_path(in, other, false);
                 case SOURCE_SELF:
                         break;
                 }
         }
-        return ingest_notice_path(in, path, false);
+        return notice_path(in, path, false);
 }
 
 bool ingest_pending(const struct ingest *in)
@@ -483,6 +486,33 @@ static void look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
                 in->retry_due_ms = at_ms;
 }
 
+/* Keeps at most HEAVY_KEEPS decoders alive between reads (each holds a
+ * window of up to 16 MiB): the oldest is let go, and its source, when read
+ * again, decodes from the start. */
+static void bound_keeps(struct ingest *in, struct source_rec *s)
+{
+        size_t i, free_slot = HEAVY_KEEPS;
+
+        for (i = 0; i < HEAVY_KEEPS; i++) {
+                if (in->heavy[i] == s) {
+                        if (!tail_keep_heavy(s->keep))
+                                in->heavy[i] = NULL;
+                        return;
+                }
+                if (!in->heavy[i] && free_slot == HEAVY_KEEPS)
+                        free_slot = i;
+        }
+        if (!tail_keep_heavy(s->keep))
+                return;
+        if (free_slot == HEAVY_KEEPS) {
+                free_slot = 0;
+                in->heavy[0]->keep = tail_keep_free(in->heavy[0]->keep);
+                memmove(&in->heavy[0], &in->heavy[1], (HEAVY_KEEPS - 1) * sizeof(in->heavy[0]));
+                free_slot = HEAVY_KEEPS - 1;
+        }
+        in->heavy[free_slot] = s;
+}
+
 static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, uint64_t *io_extra)
 {
         struct tail_ctx t = {
@@ -493,15 +523,16 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 .u = in,
                 .prices = in->prices,
                 .spare = &in->spare,
+                .keep = &s->keep,
         };
         struct source_ctx ctx = {
                 .adapter = s->adapter,
                 .path = s->path,
                 .root_path = s->root_idx < in->roots.n ? in->roots.v[s->root_idx].path : "",
-                .config = in->configs[adapter_index(s->adapter)],
+                .config = in->configs[s->adapter_idx],
                 .source_hash = hash64(s->path, strlen(s->path)),
         };
-        struct tail_outcome out;
+        struct tail_outcome out = {0};
         int r;
 
         t.limits.budget_bytes = budget;
@@ -518,12 +549,15 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 }
                 return 0;
         }
-        r = s->kind == CLASS_DB          ? tail_db(&t, &ctx, &out)
-            : s->kind == CLASS_ZSTD_LINES ? tail_zstd_file(&t, &ctx, &out)
-                                          : tail_file(&t, &ctx, &out);
-        account_from_ledger(in, s); /* commits may have happened even on failure */
-        if (r >= 0)
-                *io_extra += out.verified;
+        uint64_t read_before = in->counters.bytes_read;
+        r = tail_source(&t, &ctx, s->kind, &out);
+        if (out.have_counts) /* commits may have happened even on failure */
+                account(in, s, &out.counts);
+        bound_keeps(in, s);
+        s->decoded += out.decoded;
+        /* re-checked bytes, and a decoder's work beyond the lines it gave */
+        uint64_t read = in->counters.bytes_read - read_before;
+        *io_extra += out.verified + (out.decoded > read ? out.decoded - read : 0);
         if (t.ledger_error) {
                 /* the ledger, not the source: the source stays queued */
                 ledger_refused(in, t.ledger_error);
@@ -536,28 +570,29 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 s->retry_at_ms = timefmt_now_ms() + RETRY_MS;
                 return 0;
         }
-        if (s->last_error)
-                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
-        s->last_error = 0;
-        s->verify = false;
         s->size = out.size;
         s->offset = out.offset;
         if (out.renamed) {
                 struct source_rec *old = lookup(in, out.renamed_from);
                 if (old && old != s)
                         account(in, old, NULL); /* its checkpoint (and counts) moved here */
-        }
-        if (out.renamed)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0,
                          "renamed from %s: checkpoint kept, nothing re-read", out.renamed_from);
+        }
         if (out.reset)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0,
                          "file was rewritten, truncated or replaced: reading it again from the "
                          "start (already counted rows are not counted twice)");
+        if (r == TAIL_MORE)
+                return 1; /* read on next turn; whether it reads well is known at its end */
+        if (s->last_error)
+                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
+        s->last_error = 0;
+        s->verify = false;
         s->not_source = r == TAIL_NOT_SOURCE;
         if (r == TAIL_SETTLING)
                 look_again(in, s, timefmt_now_ms() + SETTLE_MS);
-        return r == TAIL_MORE ? 1 : 0;
+        return 0;
 }
 
 /* Asks the kernel to read the next queued file ahead while the current one
@@ -590,6 +625,10 @@ static void sweep_gone(struct ingest *in)
                                 *pp = s->hnext;
                                 in->n--;
                                 in->n_gone--;
+                                for (size_t i = 0; i < HEAVY_KEEPS; i++)
+                                        if (in->heavy[i] == s)
+                                                in->heavy[i] = NULL;
+                                tail_keep_free(s->keep);
                                 free(s->path);
                                 free(s);
                                 continue;
@@ -604,18 +643,26 @@ static uint64_t rows_seen(const struct ingest *in)
         return in->counters.rows_added + in->counters.rows_dup + in->counters.rows_merged;
 }
 
-/* The slice's group commit failed, so every write since ledger_group_begin
- * is gone: queue every source again; each resumes from its stored
- * checkpoint, so the lost rows come back exactly once. */
 /* A group commit failed: none of its sources' rows or checkpoints were
- * written, so every source is read again from its stored checkpoint. */
+ * written, so every source is read again from its stored checkpoint, and
+ * its counters are those stored (the reads of the group had counted their
+ * commits). */
 static void group_lost(struct ingest *in, int err)
 {
         ledger_refused(in, err);
         for (size_t b = 0; b < in->nbuckets; b++)
-                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext)
-                        if (!s->gone)
-                                enqueue(in, s);
+                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
+                        struct checkpoint cp;
+                        if (s->gone)
+                                continue;
+                        if (ledger_get_checkpoint(in->ledger, s->path, &cp) == 0) {
+                                struct source_counts c = counts_of(&cp);
+                                account(in, s, &c);
+                        } else {
+                                account(in, s, NULL);
+                        }
+                        enqueue(in, s);
+                }
 }
 
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
@@ -790,7 +837,12 @@ void ingest_adapter_stats(const struct ingest *in, const struct adapter *a, stru
                         if (s->not_source)
                                 st.not_source++;
                 }
-        const struct source_counts *c = &in->adapter_counts[adapter_index(a)];
+        int idx = registry_index(a);
+        if (idx < 0) {
+                *ret = st;
+                return;
+        }
+        const struct source_counts *c = &in->adapter_counts[idx];
         st.bytes_read = c->bytes_read;
         st.lines = c->lines;
         st.malformed = c->malformed;
@@ -800,10 +852,6 @@ void ingest_adapter_stats(const struct ingest *in, const struct adapter *a, stru
         *ret = st;
 }
 
-const void *ingest_adapter_config(const struct ingest *in, const struct adapter *a)
-{
-        return in->configs[adapter_index(a)];
-}
 
 struct ledger *ingest_ledger(const struct ingest *in)
 {
@@ -823,4 +871,10 @@ void ingest_set_prices(struct ingest *in, const struct price_table *t)
 const struct price_table *ingest_prices(const struct ingest *in)
 {
         return in->prices;
+}
+
+void **ingest_status_cache(struct ingest *in, const struct adapter *a)
+{
+        int idx = registry_index(a);
+        return idx < 0 ? NULL : &in->status_caches[idx];
 }

@@ -10,11 +10,16 @@
 #include "ledger.h"
 #include "tail.h"
 
+/* A known source, in memory: where it is, its kind, how the last read
+ * went, and its checkpoint's figures as of that read (the checkpoint itself
+ * lives in the ledger; tail reports what it committed, nothing is read
+ * back). */
 struct source_rec {
         char *path;
         const struct adapter *adapter;
+        size_t adapter_idx;     /* its index in registry_adapters */
         size_t root_idx;
-        uint8_t kind;           /* CLASS_LINES or CLASS_DB */
+        uint8_t kind;           /* CLASS_LINES, CLASS_DOCUMENT or CLASS_TABLE */
         bool queued;
         bool seen;              /* found by the latest scan */
         bool not_source;
@@ -24,10 +29,9 @@ struct source_rec {
         bool retry_wanted;      /* read it at retry_at_ms (queued during a backoff, or settling) */
         bool verify;            /* next read checks every consumed byte (rescan) */
         uint64_t size, offset;  /* as of the last read */
-        struct source_counts {  /* its checkpoint's cumulative counters, as of the last read */
-                uint64_t bytes_read, lines, malformed, oversized, rows;
-                int64_t last_commit_ms;
-        } counts;
+        struct source_counts counts; /* its checkpoint's cumulative counters */
+        uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */
+        struct tail_keep *keep; /* what a read that yielded keeps (tail.h) */
         struct source_rec *hnext, *qnext;
 };
 
@@ -64,20 +68,14 @@ bool ingest_root_exists(const struct ingest *in, size_t i);
  * reconcile: re-stat everything, read what changed). */
 int ingest_reconcile(struct ingest *in);
 
-/* A path an event named: a new directory under a root is scanned (and
- * watched through on_dir); a file that classifies as a source is queued.
- * Returns 1 when it was relevant, 0 when not. */
-int ingest_notice_path(struct ingest *in, const char *path, bool is_dir);
-
-/* Queues a known source by path (-ENOENT when unknown). */
-int ingest_queue_path(struct ingest *in, const char *path);
 /* Queues every known source for a read that checks every byte already
  * consumed against the checkpoint (an explicit rescan): a rewrite no cheap
  * sign gave away is read again. */
 void ingest_verify_all(struct ingest *in);
 
 /* Reads queued sources until the queue is empty (0) or budget_bytes are
- * used or the slice time (ingest_set_slice_ms) is up (1: call again). */
+ * used or the slice time (ingest_set_slice_ms) is up (1: call again).
+ * Every byte read, decoded or re-checked counts against budget_bytes. */
 int ingest_run(struct ingest *in, uint64_t budget_bytes);
 /* Rows per group commit when several sources are queued (0: the default,
  * 2,048, about 20 MB of dirty ledger pages; `--once` takes more). */
@@ -85,11 +83,14 @@ void ingest_set_group_rows(struct ingest *in, uint64_t rows);
 /* ingest_run also returns once it has worked ms milliseconds (0: only the
  * byte budget ends it), so the loop answers requests in between. */
 void ingest_set_slice_ms(struct ingest *in, int64_t ms);
-/* A file changed (content_changed: written, created or moved in; else an
- * attribute change or a close): queues the source it belongs to, which the
- * root's adapter decides (adapter->source_of), noticing it first when it
- * is new. 1 when a source was queued, 0 when the path is nobody's. */
-int ingest_path_changed(struct ingest *in, const char *path, bool content_changed);
+/* The one way in for a path an event named. A directory (is_dir) that
+ * appeared under a root is scanned (and watched through on_dir). A file
+ * that changed (content_changed: written, created or moved in; else an
+ * attribute change or a close) queues the source it belongs to, which the
+ * root's adapter decides (adapter->source_of), noticing it first when it is
+ * new. 1 when something was queued or scanned, 0 when the path is nobody's,
+ * negative errno. */
+int ingest_path_event(struct ingest *in, const char *path, bool is_dir, bool content_changed);
 bool ingest_pending(const struct ingest *in);
 
 /* A source that failed is not read again for a while; when an event or a
@@ -112,8 +113,10 @@ const struct tail_counters *ingest_counters(const struct ingest *in);
 void ingest_progress(const struct ingest *in, uint64_t *ret_done, uint64_t *ret_known);
 void ingest_adapter_stats(const struct ingest *in, const struct adapter *a,
                           struct adapter_stats *ret);
-const void *ingest_adapter_config(const struct ingest *in, const struct adapter *a);
 struct ledger *ingest_ledger(const struct ingest *in);
+/* Where adapter a's status_extra keeps its cache (NULL for an adapter not
+ * in the registry); freed with the engine. */
+void **ingest_status_cache(struct ingest *in, const struct adapter *a);
 /* The price table rows are priced with before each commit (NULL: none);
  * the caller keeps it alive while set. */
 void ingest_set_prices(struct ingest *in, const struct price_table *t);

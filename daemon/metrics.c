@@ -525,7 +525,3 @@ struct metrics *metrics_free(struct metrics *m)
         return NULL;
 }
 
-const char *metrics_path(const struct metrics *m)
-{
-        return m->path;
-}

@@ -1,4 +1,5 @@
-/* Directory walking for discovery and reconcile. */
+/* Directory walking for discovery and reconcile: which directories to
+ * watch and which files are sources, as the roots' adapters classify them. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,29 +9,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "scan.h"
 
 int scan_classify(const struct root *root, const char *path, bool is_dir, int *ret_depth,
                   int *ret_class)
 {
-        size_t rl = strlen(root->path);
         const char *rel, *name;
         int depth = 0;
 
-        while (rl > 1 && root->path[rl - 1] == '/')
-                rl--;
-        if (strncmp(path, root->path, rl) != 0)
+        if (!paths_within(path, root->path, &rel))
                 return -ENOENT;
-        if (path[rl] == 0) {
+        if (*rel == 0) {
                 *ret_depth = 0;
                 *ret_class = CLASS_DESCEND;
                 return 0;
         }
-        if (path[rl] != '/')
-                return -ENOENT;
-        rel = path + rl + 1;
-        if (*rel == 0)
-                return -ENOENT;
         for (const char *p = rel; *p; p++)
                 if (*p == '/')
                         depth++;
@@ -92,8 +86,7 @@ static int walk(const struct root *root, const char *dir, int depth, const struc
                         r = walk(root, path, cdepth, v);
                         if (r < 0)
                                 break;
-                } else if (!is_dir && (cls == CLASS_LINES || cls == CLASS_DB || cls == CLASS_ZSTD_LINES) &&
-                           v->on_source) {
+                } else if (!is_dir && class_is_source(cls) && v->on_source) {
                         r = v->on_source(v->u, root, path, cls);
                         if (r < 0)
                                 break;

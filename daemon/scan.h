@@ -10,7 +10,7 @@
 struct scan_visitor {
         /* a directory inside (or equal to) the root that should be watched */
         int (*on_dir)(void *u, const struct root *root, const char *path, int depth);
-        /* a source file: kind is CLASS_LINES or CLASS_DB */
+        /* a source file: kind is CLASS_LINES, CLASS_DOCUMENT or CLASS_TABLE */
         int (*on_source)(void *u, const struct root *root, const char *path, int kind);
         void *u;
 };

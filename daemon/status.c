@@ -14,7 +14,6 @@
 #include "ratelimits.h"
 #include "registry.h"
 #include "row-bounds.h"
-#include "status-archives.h"
 #include "status.h"
 #include "timefmt.h"
 #include "watch.h"
@@ -144,6 +143,58 @@ static json_object *root_limits(struct ledger *l, const char *root_path)
         return lf.found;
 }
 
+/* The walk over one adapter's sources that status_extra asks for. */
+struct extra_walk {
+        struct ingest *in;
+        const struct adapter *a;
+        struct source_rec *s;
+        size_t it;
+        bool started;
+        struct checkpoint cp;
+};
+
+static bool extra_next(void *u, struct adapter_source_view *ret)
+{
+        struct extra_walk *w = u;
+
+        for (;;) {
+                w->s = w->started ? ingest_sources_next(w->in, &w->it) : ingest_sources_first(w->in, &w->it);
+                w->started = true;
+                if (!w->s)
+                        return false;
+                if (w->s->adapter != w->a)
+                        continue;
+                bool have = ledger_get_checkpoint(ingest_ledger(w->in), w->s->path, &w->cp) == 0;
+                *ret = (struct adapter_source_view){
+                        .path = w->s->path, .kind = w->s->kind, .last_error = w->s->last_error,
+                        .cp = have ? &w->cp : NULL,
+                };
+                return true;
+        }
+}
+
+/* The adapter's own figures, added to its entry. */
+static void add_extra(json_object *h, struct ingest *in, const struct adapter *a)
+{
+        struct extra_walk *w = calloc(1, sizeof(*w)); /* a checkpoint is over 1 KB */
+        void **cache = ingest_status_cache(in, a);
+        json_object *extra;
+
+        if (!w || !cache) {
+                free(w);
+                return;
+        }
+        *w = (struct extra_walk){ .in = in, .a = a };
+        extra = a->status_extra(&(struct adapter_status_ctx){
+                .ledger = ingest_ledger(in), .next = extra_next, .it = w, .cache = cache });
+        free(w);
+        if (!extra)
+                return;
+        json_object_object_foreach(extra, k, v)
+                add(h, k, json_object_get(v));
+        json_object_put(extra);
+}
+
 static json_object *harness_json(const struct status_info *si, const struct adapter *a)
 {
         json_object *h = json_object_new_object(), *caps = json_object_new_object();
@@ -206,8 +257,8 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         } else {
                 json_object_put(um.sessions);
         }
-        if (strcmp(a->id, "openclaw") == 0) /* archives and cold storage, per agent */
-                add(h, "agents", status_openclaw_archives(si->ingest));
+        if (a->status_extra)
+                add_extra(h, si->ingest, a);
         return h;
 }
 
@@ -291,12 +342,13 @@ static json_object *source_json(struct ingest *in, const struct source_rec *s)
         json_object *so = json_object_new_object();
         add(so, "path", json_object_new_string(s->path));
         add(so, "harness", json_object_new_string(s->adapter->id));
-        add(so, "kind", json_object_new_string(s->kind == CLASS_DB          ? "db"
-                                           : s->kind == CLASS_ZSTD_LINES ? "zstd-lines"
-                                                                         : "lines"));
+        add(so, "kind", json_object_new_string(s->kind == CLASS_TABLE      ? "table"
+                                               : s->kind == CLASS_DOCUMENT ? "document"
+                                                                           : "lines"));
         add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
         add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
         add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));
+        add(so, "decoded_bytes", json_object_new_int64((int64_t)s->decoded));
         add(so, "lines", json_object_new_int64((int64_t)cp.lines));
         add(so, "malformed", json_object_new_int64((int64_t)cp.malformed));
         add(so, "oversized", json_object_new_int64((int64_t)cp.oversized));

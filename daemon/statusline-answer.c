@@ -8,6 +8,9 @@
 #include "ledger.h"
 #include "report-blocks.h"
 #include "report-json.h"
+#include "adapter.h"
+#include "paths.h"
+#include "registry.h"
 #include "statusline-answer.h"
 #include "timefmt.h"
 
@@ -99,8 +102,21 @@ static void remember_limits(struct statusline_state *st, const char *harness, js
         add(st->rate_limits, harness, copy);
 }
 
-int statusline_answer(struct ledger *l, struct statusline_state *st, json_object *req,
-                      json_object **ret_result, const char **ret_error)
+/* The harness a request without one is about: the one whose root holds
+ * its transcript_path, else the adapter that says it runs status lines. */
+static const char *harness_of(const struct root_list *roots, const char *transcript)
+{
+        for (size_t i = 0; transcript && roots && i < roots->n; i++)
+                if (paths_within(transcript, roots->v[i].path, NULL))
+                        return roots->v[i].adapter->id;
+        for (size_t i = 0; registry_adapters[i]; i++)
+                if (registry_adapters[i]->statusline_host)
+                        return registry_adapters[i]->id;
+        return NULL;
+}
+
+int statusline_answer(struct ledger *l, struct statusline_state *st, const struct root_list *roots,
+                      json_object *req, json_object **ret_result, const char **ret_error)
 {
         const char *harness = opt_str(req, "harness"), *session = opt_str(req, "session");
         const char *tz = opt_str(req, "tz");
@@ -110,7 +126,12 @@ int statusline_answer(struct ledger *l, struct statusline_state *st, json_object
         int r;
 
         if (!harness || !*harness)
-                harness = "claude";
+                harness = harness_of(roots, opt_str(req, "transcript_path"));
+        if (!harness) {
+                *ret_error = "the request names no harness (\"harness\", or a \"transcript_path\" under "
+                             "a known root)";
+                return -EINVAL;
+        }
         if (strlen(harness) >= ROW_TOOL_MAX || (session && strlen(session) >= ROW_SESSION_MAX)) {
                 *ret_error = "harness or session id too long";
                 return -EINVAL;

@@ -6,13 +6,17 @@
 
 struct json_object;
 struct ledger;
+struct root_list;
 
 struct statusline_state {
         struct json_object *rate_limits; /* per harness: {"claude": {...,"received_at"}} */
 };
 
 /* req: {"harness":"claude","session":"<id>","tz":"Europe/Berlin",
- *       "rate_limits":{...}|absent}. -EINVAL with *ret_error on a bad request. */
-int statusline_answer(struct ledger *l, struct statusline_state *st, struct json_object *req,
+ *       "rate_limits":{...}|absent}; without "harness", the harness whose
+ * root (in roots) holds "transcript_path". -EINVAL with *ret_error on a bad
+ * request. */
+int statusline_answer(struct ledger *l, struct statusline_state *st, const struct root_list *roots,
+                      struct json_object *req,
                       struct json_object **ret_result, const char **ret_error);
 void statusline_state_done(struct statusline_state *st);

@@ -1,7 +1,7 @@
-/* Reading one source from its stored checkpoint: identity checks (dev+ino,
- * head fingerprint, marker before the offset), complete lines only, rows and
- * the new checkpoint committed together in bounded batches. Shared by
- * `agentmeterd --once` and the live daemon. Logs nothing: it counts. */
+/* Reading one source from its stored checkpoint, whatever its kind (lines,
+ * document, table: adapter.h), rows and the new checkpoint committed
+ * together in bounded batches. Shared by `agentmeterd --once` and the live
+ * daemon. Logs nothing: it counts, and says what it saw in tail_outcome. */
 #pragma once
 
 #include <stdbool.h>
@@ -11,6 +11,7 @@
 
 #include "adapter.h"
 #include "ledger.h"
+#include "lines.h"
 #include "pricing.h"
 
 struct tail_limits {
@@ -18,8 +19,9 @@ struct tail_limits {
         uint64_t budget_bytes;  /* per call; TAIL_MORE when used up */
         uint64_t commit_bytes;  /* commit at least every this many bytes */
         size_t commit_rows;     /* ... or rows */
+        size_t max_document;    /* a longer document is not read (counted oversized) */
 };
-#define TAIL_LIMITS_DEFAULT { (16u << 20), (64u << 20), (8u << 20), 1024 } /* rows: 12 MB */
+#define TAIL_LIMITS_DEFAULT { LINES_MAX_DEFAULT, (64u << 20), (8u << 20), 1024, (64u << 20) }
 
 struct tail_counters {
         uint64_t bytes_read, lines, malformed, oversized;
@@ -30,6 +32,17 @@ struct tail_counters {
 /* Called after each commit with the rows it held and their outcomes. */
 typedef void (*tail_rows_fn)(void *u, const struct usage_row *rows, const uint8_t *outcomes,
                              size_t n);
+
+/* What a source's reads keep between calls besides its checkpoint: a
+ * compressed stream's decoder at the decoded position it reached and the
+ * bytes of the line it is inside, or the point an over-long line is skipped
+ * to, so a read that yields goes on where it stopped. Owned by the caller
+ * (one per source, NULL at first), freed with tail_keep_free; a kept state
+ * that no longer matches the file is dropped by the next read. */
+struct tail_keep;
+struct tail_keep *tail_keep_free(struct tail_keep *k); /* NULL-safe, returns NULL */
+/* Whether k holds a decoder (costly: the caller bounds how many it keeps). */
+bool tail_keep_heavy(const struct tail_keep *k);
 
 struct tail_ctx {
         struct ledger *ledger;
@@ -44,34 +57,45 @@ struct tail_ctx {
         const struct price_table *prices; /* optional: prices rows before each commit */
         struct row_batch *spare;        /* optional: a rows buffer kept from one
                                          * call to the next (no regrowth per file) */
+        struct tail_keep **keep;        /* optional: the source's kept read state */
 };
 
 /* Results (besides negative errno, which means "could not read it now":
- * -ENOENT gone, -EACCES, -EISDIR/-EINVAL not a regular file, -EIO ...). */
+ * -ENOENT gone, -EACCES, -EISDIR/-EINVAL not a regular file, -EBADMSG a
+ * compressed stream that does not decode (not decoded again until the file
+ * changes), -EIO ...). */
 enum tail_result {
         TAIL_DONE = 0,       /* read to the end */
         TAIL_MORE = 1,       /* budget used up: call again */
         TAIL_NOT_SOURCE = 2, /* the adapter says this file is not its transcript */
         TAIL_SETTLING = 3,   /* read to the end, but look again shortly: a
-                              * database's writer was at work (COLLECT_SETTLING) */
+                              * database's writer was at work, or a document
+                              * was caught half-written */
+};
+
+/* A source's counters as its checkpoint holds them after the read. */
+struct source_counts {
+        uint64_t bytes_read, lines, malformed, oversized, rows;
+        int64_t last_commit_ms;
 };
 
 struct tail_outcome {
-        int reset;      /* identity changed: re-read from 0 */
+        int reset;      /* a line source's identity changed: re-read from 0 */
         int renamed;    /* checkpoint taken over from another path (same inode) */
         char renamed_from[PATH_MAX];
         uint64_t size;  /* file size seen */
-        uint64_t offset;
+        uint64_t offset; /* the position committed (lines: bytes consumed) */
         uint64_t verified; /* consumed bytes read again to check them (they count
                             * against the caller's slice like bytes read) */
+        uint64_t decoded;  /* a compressed source: the bytes its decoder produced in
+                            * this call (to reach the offset, and the lines read);
+                            * they count against the slice like bytes read */
+        bool have_counts;  /* counts is the checkpoint as stored (or as found,
+                            * when nothing needed writing) */
+        struct source_counts counts;
 };
 
-int tail_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
-/* A zstd-compressed line source (CLASS_ZSTD_LINES), read like tail_file in
- * its decoded bytes: offsets, head and marker are of the decoded stream.
- * Not read while its plain sibling (the name without .zst) exists; either
- * one without a checkpoint takes the other's when its content begins with
- * what that one consumed, so compressing and resuming read nothing twice.
- * A corrupt stream: -EBADMSG (retried when the file changes). */
-int tail_zstd_file(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
-int tail_db(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
+/* Reads the source src->path of the given kind (CLASS_LINES, CLASS_DOCUMENT,
+ * CLASS_TABLE) from its checkpoint. */
+int tail_source(struct tail_ctx *t, const struct source_ctx *src, int kind,
+                struct tail_outcome *ret_outcome);

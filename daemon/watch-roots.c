@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "paths.h"
 #include "watch-roots.h"
 
 /* The deepest existing directory on the way to path (path itself if it
@@ -43,11 +44,8 @@ void watch_roots(struct watch *w, const struct root_list *rl)
 
 bool roots_cover_path(const struct root_list *rl, const char *path)
 {
-        size_t n = strlen(path);
-        for (size_t i = 0; i < rl->n; i++) {
-                const char *rp = rl->v[i].path;
-                if (strncmp(rp, path, n) == 0 && (rp[n] == 0 || rp[n] == '/'))
+        for (size_t i = 0; i < rl->n; i++)
+                if (paths_within(rl->v[i].path, path, NULL))
                         return true;
-        }
         return false;
 }

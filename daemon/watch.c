@@ -20,7 +20,6 @@ struct watch {
         char **paths; /* indexed by wd */
         size_t cap;
         size_t count;
-        uint64_t failures;
 };
 
 static void drop_wd(struct watch *w, int wd)
@@ -54,7 +53,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *u)
                         struct inotify_event *ev = (struct inotify_event *)p;
                         p += sizeof(*ev) + ev->len;
                         if (ev->mask & IN_Q_OVERFLOW) {
-                                w->cb.on_lost(w->cb.u, "inotify queue overflowed");
+                                w->cb.on_lost(w->cb.u, WATCH_LOST_OVERFLOW);
                                 continue;
                         }
                         if (ev->wd < 0 || (size_t)ev->wd >= w->cap || !w->paths[ev->wd])
@@ -126,10 +125,7 @@ int watch_add(struct watch *w, const char *path)
         if (wd < 0) {
                 int r = -errno;
                 if (r != -ENOENT && r != -ENOTDIR) {
-                        w->failures++;
-                        w->cb.on_lost(w->cb.u, r == -ENOSPC ? "out of inotify watches "
-                                                              "(fs.inotify.max_user_watches)"
-                                                            : "a directory watch failed");
+                        w->cb.on_lost(w->cb.u, r == -ENOSPC ? WATCH_LOST_NO_WATCHES : WATCH_LOST_FAILED);
                 }
                 return r;
         }
@@ -163,7 +159,15 @@ size_t watch_count(const struct watch *w)
         return w->count;
 }
 
-uint64_t watch_failures(const struct watch *w)
+const char *watch_loss_text(enum watch_loss why)
 {
-        return w->failures;
+        switch (why) {
+        case WATCH_LOST_OVERFLOW:
+                return "inotify queue overflowed";
+        case WATCH_LOST_NO_WATCHES:
+                return "out of inotify watches (fs.inotify.max_user_watches)";
+        case WATCH_LOST_FAILED:
+                return "a directory watch failed";
+        }
+        return "events lost";
 }

@@ -197,7 +197,7 @@ expect "$base" "a new agent's database is found live"
 mkdir -p "$HOME/.openclaw/agents/broken/agent"
 head -c 8192 /dev/urandom >"$HOME/.openclaw/agents/broken/agent/openclaw-agent.sqlite"
 check "the broken database is reported in sources" wait_until 10 sh -c \
-	"'$C' sources --json | jq -e '.sources[] | select(.path | endswith(\"broken/agent/openclaw-agent.sqlite\")) | select(.error != null and .kind == \"db\")'"
+	"'$C' sources --json | jq -e '.sources[] | select(.path | endswith(\"broken/agent/openclaw-agent.sqlite\")) | select(.error != null and .kind == \"table\")'"
 expect "$base" "totals unchanged by the broken database"
 
 # a database caught half-made (a table, not yet transcript_events: a schema we

@@ -1,6 +1,7 @@
-/* OpenClaw archives outside transcript_events, read through collect_db:
- * .zst archive and cold files (whole, resumed at any row budget, read once,
- * several frames, faults) and the blobs a database holds (zstd, identity,
+/* OpenClaw archives outside transcript_events: .zst archive and cold files
+ * as zstd line sources read through tail (whole, resumed in tiny slices,
+ * read once, several frames, a cut stream not decoded again, plain bytes
+ * under a .zst name) and, through collect_rows, the blobs a database holds (zstd, identity,
  * cold sqlite storage, wrong sha256, bad zstd, a pass resumed by rowid),
  * each giving the same rows as the plain JSONL of the same session. */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "registry.h"
 #include "row.h"
 #include "sha256.h"
+#include "tail.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -57,7 +59,7 @@ static int collect_all(struct src *s, size_t max_rows, struct row_batch *b, int 
         int r, calls = 0;
         do {
                 age_db(s->path); /* the writer long gone */
-                r = A->collect_db(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
+                r = A->collect_rows(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
                 calls++;
         } while (r == 1 && calls < 10000);
         if (ret_calls)
@@ -137,18 +139,67 @@ static char *cold_records(const char *text, size_t *ret_len)
         return out;
 }
 
-/* ---- files --------------------------------------------------------------------- */
+/* ---- files: zstd line sources, through tail into a real ledger --------------- */
+
+static struct ledger *L;
+
+/* Every row a commit passed on (whatever its outcome). */
+static void keep_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
+{
+        struct row_batch *b = u;
+        (void)outcomes;
+        for (size_t i = 0; i < n; i++) {
+                struct usage_row *r;
+                if (row_batch_push(b, &r) == 0)
+                        *r = rows[i];
+        }
+}
+
+/* Reads path through tail_source until it is done (a kept decoder between
+ * calls, as the daemon does); *ret_calls the calls it took. */
+static int tail_all(const char *path, uint64_t budget, size_t commit_rows, struct row_batch *b,
+                    int *ret_calls, struct tail_outcome *ret_out)
+{
+        struct tail_keep *keep = NULL;
+        struct tail_ctx t = { .ledger = L, .limits = TAIL_LIMITS_DEFAULT, .on_rows = keep_rows,
+                              .u = b, .keep = &keep };
+        struct source_ctx ctx = { .adapter = A, .path = path, .root_path = tmp };
+        struct tail_outcome out = { 0 }, last = { 0 };
+        int r, calls = 0;
+
+        t.limits.budget_bytes = budget;
+        t.limits.commit_rows = commit_rows;
+        ctx.source_hash = hash64(path, strlen(path));
+        do {
+                stat(path, &ctx.st);
+                r = tail_source(&t, &ctx, CLASS_LINES, &out);
+                calls++;
+                last.decoded += out.decoded;
+                last.offset = out.offset;
+                last.counts = out.counts;
+        } while (r == TAIL_MORE && calls < 100000);
+        tail_keep_free(keep);
+        if (ret_calls)
+                *ret_calls = calls;
+        if (ret_out)
+                *ret_out = last;
+        return r;
+}
 
 static void test_file(void)
 {
-        char dir[PATH_MAX], p[PATH_MAX], cold[PATH_MAX];
+        char dir[PATH_MAX], p[PATH_MAX], cold[PATH_MAX], lpath[PATH_MAX];
         struct row_batch want = { 0 }, b = { 0 };
-        struct src s;
+        struct tail_outcome out;
         size_t n, zn;
         char *text = fixture("deleted-zstd.jsonl", &n);
         void *z = zcompress(text, n, &zn);
         int calls;
 
+        xsnprintf(lpath, sizeof(lpath), "%s/ledger", tmp);
+        mkdir_p(lpath);
+        if (ledger_open(lpath, 0, &L) < 0)
+                exit(99);
         plain_rows("deleted-zstd.jsonl", &want);
         ok(want.n == 2, "fixture: two billable calls (the delivery-mirror row is not one)");
         xsnprintf(dir, sizeof(dir), "%s/agents/main/sessions", tmp);
@@ -156,24 +207,27 @@ static void test_file(void)
         xsnprintf(p, sizeof(p), "%s/a2.jsonl.deleted.2026-11-20T08-00-00.000Z.g1.zst", dir);
         write_bytes(p, z, zn);
 
-        src_init(&s, p);
-        is_int(collect_all(&s, 4096, &b, NULL), 0, "published archive: read whole");
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, &out), TAIL_DONE, "published archive: a zstd line source");
         ok(same_rows(&b, &want), "published archive: the same calls as the plain transcript");
-        is_int((int)s.wm, (int)n, "watermark: the decoded bytes");
+        is_int((int)out.offset, (int)n, "offset: the decoded bytes");
         row_batch_clear(&b);
-        is_int(collect_all(&s, 4096, &b, NULL), 0, "read again unchanged");
-        is_int((int)b.n, 0, "  nothing: a file written once is read once");
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, &out), TAIL_DONE, "read again unchanged");
+        ok(b.n == 0 && out.decoded == 0, "  nothing decoded, nothing passed: a file written once is read once");
 
-        src_init(&s, p);
-        is_int(collect_all(&s, 1, &b, &calls), 0, "one row per call");
+        /* a new name for the same bytes (the checkpoint is another path's):
+         * read in tiny slices, one row per commit */
+        xsnprintf(p, sizeof(p), "%s/a2.jsonl.deleted.2026-11-20T08-00-00.000Z.g2.zst", dir);
+        write_bytes(p, z, zn);
+        is_int(tail_all(p, 64, 1, &b, &calls, NULL), TAIL_DONE, "tiny budgets");
         ok(calls >= 2 && same_rows(&b, &want), "  resumed in decoded bytes, the same calls (%d calls)", calls);
         row_batch_clear(&b);
 
-        /* touched (a new mtime): read again, the same keys (the ledger keeps one) */
+        /* touched (a new mtime): decoded again to check it is the same
+         * stream, nothing after the offset, nothing counted again */
         struct timeval tv[2] = { { 1800000000, 0 }, { 1800000000, 0 } };
         utimes(p, tv);
-        is_int(collect_all(&s, 4096, &b, NULL), 0, "changed file: read again");
-        ok(same_rows(&b, &want), "  the same calls again");
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, &out), TAIL_DONE, "touched file: checked");
+        ok(b.n == 0 && out.offset == n && out.decoded > 0, "  decoded to the offset, nothing new");
         row_batch_clear(&b);
 
         /* two frames and a skippable frame, no newline at the end */
@@ -185,29 +239,39 @@ static void test_file(void)
                 memcpy(cat, z1, k1);
                 memcpy(cat + k1, skip, sizeof(skip));
                 memcpy(cat + k1 + sizeof(skip), z2, k2);
+                xsnprintf(p, sizeof(p), "%s/a2.jsonl.deleted.2026-11-20T08-00-00.000Z.g3.zst", dir);
                 write_bytes(p, cat, k1 + k2 + sizeof(skip));
-                src_init(&s, p);
-                is_int(collect_all(&s, 4096, &b, NULL), 0, "several frames, a skippable one, no final newline");
-                ok(same_rows(&b, &want), "  the same calls");
+                is_int(tail_all(p, 64 << 20, 1024, &b, NULL, NULL), TAIL_DONE,
+                       "several frames, a skippable one, no final newline");
+                ok(same_rows(&b, &want), "  the same calls (the last one unterminated but complete)");
                 row_batch_clear(&b);
                 free(z1);
                 free(z2);
                 free(cat);
         }
 
-        /* faults: no rows, an error the daemon reports and retries on change */
-        write_bytes(p, z, zn / 2);
-        src_init(&s, p);
-        is_int(collect_all(&s, 4096, &b, NULL), -EBADMSG, "truncated: -EBADMSG");
-        is_int((int)b.n, 0, "  no rows from it");
-        write_bytes(p, text, n);
-        src_init(&s, p);
-        is_int(collect_all(&s, 4096, &b, NULL), -EBADMSG, "not zstd: -EBADMSG");
-        write_bytes(p, "", 0);
-        src_init(&s, p);
-        is_int(collect_all(&s, 4096, &b, NULL), -EBADMSG, "empty: -EBADMSG");
+        /* a cut stream: what decoded before the cut counts; not decoded
+         * again until the file changes */
+        xsnprintf(p, sizeof(p), "%s/a2.jsonl.deleted.2026-11-20T08-00-00.000Z.g4.zst", dir);
+        write_bytes(p, z, zn - 8);
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, NULL), -EBADMSG, "cut: -EBADMSG");
+        ok(b.n <= want.n, "  at most the calls before the cut (%zu)", b.n);
+        row_batch_clear(&b);
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, &out), -EBADMSG, "again, unchanged: -EBADMSG");
+        ok(out.decoded == 0 && b.n == 0, "  without decoding it again");
         write_bytes(p, z, zn);
-        is_int(collect_all(&s, 4096, &b, NULL), 0, "repaired: read");
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, NULL), TAIL_DONE, "repaired: read");
+        ok(same_rows(&b, &want), "  the same calls");
+        row_batch_clear(&b);
+        /* bytes that are not zstd under a .zst name: a corrupt stream */
+        xsnprintf(p, sizeof(p), "%s/a2.jsonl.deleted.2026-11-20T08-00-00.000Z.g5.zst", dir);
+        write_bytes(p, text, n);
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, NULL), -EBADMSG, "not zstd: -EBADMSG");
+        is_int((int)b.n, 0, "  no rows from it");
+        /* zstd without the name: told by the bytes */
+        xsnprintf(p, sizeof(p), "%s/a2.jsonl.deleted.2026-11-20T08-00-00.000Z.g6", tmp);
+        write_bytes(p, z, zn);
+        is_int(tail_all(p, 64 << 20, 1024, &b, NULL, NULL), TAIL_DONE, "zstd bytes, no .zst name: decoded");
         ok(same_rows(&b, &want), "  the same calls");
         row_batch_clear(&b);
         row_batch_free(&want);
@@ -227,10 +291,9 @@ static void test_file(void)
                 mkdir_p(cold);
                 xsnprintf(p, sizeof(p), "%s/cold/%064d.jsonl.zst", dir, 7);
                 write_bytes(p, cz, bn);
-                src_init(&s, p);
-                is_int(collect_all(&s, 4096, &b, NULL), 0, "cold file: read");
+                is_int(tail_all(p, 64 << 20, 1024, &b, NULL, &out), TAIL_DONE, "cold file: read");
                 ok(want.n == 2 && same_rows(&b, &want), "  the same calls as the plain transcript");
-                is_int((int)s.malformed, 1, "  the broken record counted as malformed");
+                is_int((int)out.counts.malformed, 1, "  the broken record counted as malformed");
                 row_batch_clear(&b);
                 row_batch_free(&want);
                 free(ctext);
@@ -240,6 +303,7 @@ static void test_file(void)
         row_batch_free(&b);
         free(text);
         free(z);
+        L = ledger_close(L);
 }
 
 /* ---- database blobs ------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* OpenClaw adapter, SQLite era: databases built here from fixtures/openclaw/
- * schema.sql and the fixture rows (plain and zstd), read through collect_db:
+ * schema.sql and the fixture rows (plain and zstd), read through collect_rows:
  * totals, resuming at any split, new rows, rewrites, locks, corrupt files,
  * bad blobs, a WAL database in a read-only directory (as the sandboxed
  * unit sees it), the JSONL+SQLite upgrade counted once, and the real
@@ -174,7 +174,7 @@ struct src {
         struct source_ctx ctx;
         struct parse_state ps;
         uint64_t wm;
-        uint64_t malformed; /* collect_db's count of undecodable events */
+        uint64_t malformed; /* collect_rows's count of undecodable events */
 };
 
 static void src_init(struct src *s, const char *path)
@@ -190,7 +190,7 @@ static void src_init(struct src *s, const char *path)
 static int collect(struct src *s, size_t max_rows, struct row_batch *b)
 {
         age_db(s->path);
-        return A->collect_db(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
+        return A->collect_rows(&s->ctx, &s->ps, &s->wm, max_rows, b, &s->malformed);
 }
 
 /* Calls until done; returns the last result, *ret_calls the number of calls. */
@@ -380,11 +380,11 @@ static void test_settling(const char *main_db)
         row_batch_clear(&b);
         ok(sqlite3_open(main_db, &w) == SQLITE_OK, "settling: a writer opens and stays");
         insert(w, S2, 8, COMP, true, Z_SIZED, NULL, 0);
-        is_int(A->collect_db(&s.ctx, &s.ps, &s.wm, 4096, &b, &s.malformed), COLLECT_SETTLING,
+        is_int(A->collect_rows(&s.ctx, &s.ps, &s.wm, 4096, &b, &s.malformed), COLLECT_SETTLING,
                "settling: just written: read, and look again shortly");
         is_int(b.n, 1, "settling: the new row read");
         row_batch_clear(&b);
-        is_int(A->collect_db(&s.ctx, &s.ps, &s.wm, 4096, &b, &s.malformed), COLLECT_SETTLING,
+        is_int(A->collect_rows(&s.ctx, &s.ps, &s.wm, 4096, &b, &s.malformed), COLLECT_SETTLING,
                "settling: files unchanged but still recent: read again, not the shortcut");
         is_int(b.n, 0, "settling: ... and no row twice");
         is_int(collect(&s, 4096, &b), COLLECT_DONE, "settling: a minute later: done");
@@ -633,7 +633,7 @@ static int enter_read_only(const char *dir)
 
 /* A WAL database that no connection has open (no -wal, no -shm) in a
  * directory the reader cannot write: SQLite cannot create the -wal and
- * -shm a WAL reader needs, so collect_db reads the file as immutable; then
+ * -shm a WAL reader needs, so collect_rows reads the file as immutable; then
  * a row written (and closed) by another process outside, read again. A
  * child reads inside the namespace and reports through a pipe. */
 static void test_read_only_dir(void)

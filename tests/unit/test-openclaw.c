@@ -46,7 +46,7 @@ static void test_metadata(void)
         is_str(cap_cost_name(A->caps.cost), "vendor-reported", "cost vendor-reported");
         is_str(cap_activity_name(A->caps.activity), "exact", "activity exact");
         is_str(cap_reasoning_name(A->caps.reasoning), "subset-of-output", "reasoning subset");
-        ok(A->parse_line && A->collect_db && A->classify && A->discover, "callbacks set");
+        ok(A->parse_line && A->collect_rows && A->classify && A->discover, "callbacks set");
         while (A->env[n])
                 n++;
         is_int(n, 5, "five variables declared");
@@ -117,7 +117,7 @@ static void test_classify(void)
                 { "agents/main/session-sqlite-import-archive/k.abc.trajectory.jsonl.imported-1", 4, 0, CLASS_IGNORE },
                 { "agents/main/session-sqlite-import-archive/k.abc.jsonl.imported-x", 4, 0, CLASS_IGNORE },
                 /* the database, and never its siblings */
-                { "agents/main/agent/openclaw-agent.sqlite", 4, 0, CLASS_DB },
+                { "agents/main/agent/openclaw-agent.sqlite", 4, 0, CLASS_TABLE },
                 { "agents/main/agent/openclaw-agent.sqlite-wal", 4, 0, CLASS_IGNORE },
                 { "agents/main/agent/openclaw-agent.sqlite-shm", 4, 0, CLASS_IGNORE },
                 { "agents/main/agent/openclaw-agent.sqlite-journal", 4, 0, CLASS_IGNORE },
@@ -130,13 +130,13 @@ static void test_classify(void)
                 { "agents/main/agent/models.json", 4, 0, CLASS_IGNORE },
                 { "agents/main/sessions/openclaw-agent.sqlite", 4, 0, CLASS_IGNORE },
                 { "state/openclaw.sqlite", 2, 0, CLASS_IGNORE },
-                { "agent/openclaw-agent.sqlite", 2, 0, CLASS_DB },
-                { "openclaw-agent.sqlite", 1, 0, CLASS_DB },
-                /* SQLite-era archives: compressed, read whole (CLASS_DB) */
-                { "agents/main/sessions/abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 4, 0, CLASS_DB },
-                { "agents/main/sessions/abc.jsonl.reset.2026-11-02T10-00-00.000Z.g7.zst", 4, 0, CLASS_DB },
-                { "sessions/abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 2, 0, CLASS_DB },
-                { "abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 1, 0, CLASS_DB },
+                { "agent/openclaw-agent.sqlite", 2, 0, CLASS_TABLE },
+                { "openclaw-agent.sqlite", 1, 0, CLASS_TABLE },
+                /* SQLite-era archives: zstd-compressed lines of their own formats */
+                { "agents/main/sessions/abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 4, 0, CLASS_LINES },
+                { "agents/main/sessions/abc.jsonl.reset.2026-11-02T10-00-00.000Z.g7.zst", 4, 0, CLASS_LINES },
+                { "sessions/abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 2, 0, CLASS_LINES },
+                { "abc.jsonl.deleted.2026-11-02T10-00-00.000Z.g7.zst", 1, 0, CLASS_LINES },
                 { "agents/main/sessions/abc.jsonl.zst", 4, 0, CLASS_IGNORE },
                 { "agents/main/sessions/.abc.jsonl.deleted.x.zst", 4, 0, CLASS_IGNORE },
                 { "agents/main/sessions/abc.trajectory.jsonl.deleted.x.zst.tmp", 4, 0, CLASS_IGNORE },
@@ -144,9 +144,9 @@ static void test_classify(void)
                 { "agents/main/agent/cold", 4, 1, CLASS_IGNORE },
                 { "sessions/cold", 2, 1, CLASS_DESCEND },
                 { "cold", 1, 1, CLASS_DESCEND },
-                { "agents/main/sessions/cold/0123abcd.jsonl.zst", 5, 0, CLASS_DB },
-                { "sessions/cold/0123abcd.jsonl.zst", 3, 0, CLASS_DB },
-                { "cold/0123abcd.jsonl.zst", 2, 0, CLASS_DB },
+                { "agents/main/sessions/cold/0123abcd.jsonl.zst", 5, 0, CLASS_LINES },
+                { "sessions/cold/0123abcd.jsonl.zst", 3, 0, CLASS_LINES },
+                { "cold/0123abcd.jsonl.zst", 2, 0, CLASS_LINES },
                 { "agents/main/sessions/cold/0123abcd.jsonl", 5, 0, CLASS_IGNORE },
                 { "agents/main/sessions/cold/.jsonl.zst", 5, 0, CLASS_IGNORE },
                 { "agents/main/sessions/cold/0123abcd.jsonl.zst.tmp", 5, 0, CLASS_IGNORE },

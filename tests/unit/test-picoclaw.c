@@ -188,7 +188,7 @@ static void test_metadata(void)
                 known = known && registry_env_known(A->env[i]);
         ok(known && registry_env_known("HOME"), "every variable is in the registry's table");
         ok(registry_find("picoclaw") == A, "registered");
-        ok(A->collect_db == NULL && A->parse_line && A->classify && A->discover &&
+        ok(A->collect_rows == NULL && A->parse_line && A->classify && A->discover &&
            A->load_config && A->free_config, "line adapter with config");
 }
 
@@ -552,8 +552,7 @@ static void test_models(void)
         A->free_config(cfg);
         map_alias(NULL, "llama3", prov, model);
         ok(!strcmp(prov, "") && !strcmp(model, "llama3"), "no config: model = alias");
-        A->free_config(NULL);
-        ok(1, "free_config(NULL) is fine");
+        A->free_config(NULL); /* NULL-safe: a crash here fails the test program */
         rm_rf(tmp);
         free(tmp);
 }

@@ -64,7 +64,7 @@ static int run(const char *path, uint64_t budget, size_t max_line, struct tail_o
                 t.limits.max_line = max_line;
         stat(path, &ctx.st);
         ctx.source_hash = hash64(path, strlen(path));
-        return tail_file(&t, &ctx, out);
+        return tail_source(&t, &ctx, CLASS_LINES, out);
 }
 
 static uint64_t rows(void)
@@ -124,15 +124,15 @@ static void test_db(void)
         ctx.path = path;
         ctx.source_hash = hash64(path, strlen(path));
         uint64_t r0 = rows(), m0 = C.malformed;
-        is_int(tail_db(&t, &ctx, &out), TAIL_SETTLING, "db: read, just written: look again shortly");
+        is_int(tail_source(&t, &ctx, CLASS_TABLE, &out), TAIL_SETTLING, "db: read, just written: look again shortly");
         is_int(rows() - r0, 1, "db: the good event is a row");
         age_db(path); /* the writer long gone */
-        is_int(tail_db(&t, &ctx, &out), TAIL_DONE, "db: read");
+        is_int(tail_source(&t, &ctx, CLASS_TABLE, &out), TAIL_DONE, "db: read");
         is_int(rows() - r0, 1, "db: the good event is a row");
         ok(ledger_get_checkpoint(L, path, &cp) == 0 && cp.malformed == 2 && cp.offset == 4,
            "db: the bad blob and the non-JSON event in the checkpoint's malformed count");
         is_int(C.malformed - m0, 2, "db: ... and in the tail counters");
-        is_int(tail_db(&t, &ctx, &out), TAIL_DONE, "db: read again");
+        is_int(tail_source(&t, &ctx, CLASS_TABLE, &out), TAIL_DONE, "db: read again");
         ok(ledger_get_checkpoint(L, path, &cp) == 0 && cp.malformed == 2 && C.malformed - m0 == 2,
            "db: nothing counted twice");
 }

@@ -1,19 +1,19 @@
-/* The OpenClaw archive figures of `status`. Calls from the .zst archive
- * files are those files' rows_added (their checkpoints); calls from blobs
- * inside a database carry that database's origin hash as source_hash, so
- * they are counted in the ledger, in one read walk, done again only when
- * the ledger gained rows since the last status. */
+/* The OpenClaw archive figures of `status` (adapter.status_extra): per
+ * agent, the calls first found in archives (deleted sessions) and cold
+ * storage, and the archives that did not decode. Calls from the .zst
+ * archive files are those files' rows_added (their checkpoints); calls from
+ * blobs inside a database carry that database's origin hash as
+ * source_hash, so they are counted in the ledger, in one read walk, done
+ * again only when the ledger gained rows since the last status (the walk's
+ * result is kept in the cache the daemon holds for the adapter). */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest.h"
 #include "ledger.h"
 #include "openclaw.h"
-#include "registry.h"
-#include "status-archives.h"
 
 #define AGENT_MAX 64
 
@@ -122,13 +122,15 @@ static int count_row(const struct usage_row *r, void *u)
 
 /* The last walk's result, valid while the ledger's row count and the set
  * of origins stay the same (rows are never removed). */
-static struct {
+struct walk_cache {
         uint64_t rows, set;
-        struct origins o;
-} cache;
+        size_t n;
+        struct origin v[]; /* one allocation: the daemon frees it with free() */
+};
 
-static int walk_ledger(struct ledger *l, struct origins *o)
+static int walk_ledger(struct ledger *l, struct origins *o, void **io_cache)
 {
+        struct walk_cache *cache = *io_cache;
         struct ledger_stats ls = { 0 };
         uint64_t set = 0x6f726967696e73ull;
         int r;
@@ -140,69 +142,68 @@ static int walk_ledger(struct ledger *l, struct origins *o)
         r = ledger_get_stats(l, &ls);
         if (r < 0)
                 return r;
-        if (cache.o.v && cache.rows == ls.rows && cache.set == set && cache.o.n == o->n) {
+        if (cache && cache->rows == ls.rows && cache->set == set && cache->n == o->n) {
                 for (size_t i = 0; i < o->n; i++)
-                        o->v[i].calls = cache.o.v[i].calls;
+                        o->v[i].calls = cache->v[i].calls;
                 return 0;
         }
         r = ledger_foreach_row(l, count_row, o);
         if (r < 0)
                 return r;
-        struct origin *copy = malloc(o->n * sizeof(*copy));
-        if (copy) {
-                memcpy(copy, o->v, o->n * sizeof(*copy));
-                free(cache.o.v);
-                cache.o = (struct origins){ copy, o->n, o->n };
-                cache.rows = ls.rows;
-                cache.set = set;
+        free(cache);
+        *io_cache = cache = malloc(sizeof(*cache) + o->n * sizeof(cache->v[0]));
+        if (cache) { /* else the next status walks again */
+                cache->rows = ls.rows;
+                cache->set = set;
+                cache->n = o->n;
+                memcpy(cache->v, o->v, o->n * sizeof(cache->v[0]));
         }
         return 0;
 }
 
-static int collect(struct ingest *in, struct figs *f, struct origins *o)
+static int collect(const struct adapter_status_ctx *ctx, struct figs *f, struct origins *o)
 {
-        struct ledger *l = ingest_ledger(in);
-        size_t it, ai;
+        struct adapter_source_view v;
+        size_t ai;
         int r;
 
-        for (struct source_rec *s = ingest_sources_first(in, &it); s; s = ingest_sources_next(in, &it)) {
+        while (ctx->next(ctx->it, &v)) {
                 enum oc_archive_format format;
-                struct checkpoint cp;
                 struct parse_state ps;
                 char id[AGENT_MAX];
                 bool file;
                 uint32_t bad;
 
-                if (s->adapter != &adapter_openclaw || s->kind != CLASS_DB)
+                file = openclaw_is_archive_file(v.path, &format);
+                if (!file && v.kind != CLASS_TABLE)
                         continue;
-                agent_of(s->path, id, sizeof(id));
+                agent_of(v.path, id, sizeof(id));
                 r = fig_get(f, id, &ai);
                 if (r < 0)
                         return r;
-                file = openclaw_is_archive_file(s->path, &format);
-                if (file && s->last_error && s->last_error != -ENOENT)
+                if (file && v.last_error && v.last_error != -ENOENT)
                         f->v[ai].faults++;
-                if (ledger_get_checkpoint(l, s->path, &cp) < 0)
+                if (!v.cp)
                         continue;
                 if (file) {
                         if (format == OC_ARCHIVE_COLD)
-                                f->v[ai].cold_calls += cp.rows_added;
+                                f->v[ai].cold_calls += v.cp->rows_added;
                         else
-                                f->v[ai].archive_calls += cp.rows_added;
+                                f->v[ai].archive_calls += v.cp->rows_added;
                         continue;
                 }
-                if (cp.state_len && parse_state_decode(cp.state, cp.state_len, &ps) == 0 &&
+                if (v.cp->state_len && parse_state_decode(v.cp->state, v.cp->state_len, &ps) == 0 &&
                     openclaw_db_faults(&ps, &bad) == 0)
                         f->v[ai].faults += bad;
-                r = origin_add(o, openclaw_origin_hash(s->path, OC_ARCHIVE_JSONL), ai, false);
+                r = origin_add(o, openclaw_origin_hash(v.path, OC_ARCHIVE_JSONL), ai, false);
                 if (r == 0)
-                        r = origin_add(o, openclaw_origin_hash(s->path, OC_ARCHIVE_COLD), ai, true);
+                        r = origin_add(o, openclaw_origin_hash(v.path, OC_ARCHIVE_COLD), ai, true);
                 if (r < 0)
                         return r;
         }
         if (o->n == 0)
                 return 0;
-        r = walk_ledger(l, o);
+        r = walk_ledger(ctx->ledger, o, ctx->cache);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < o->n; i++) {
@@ -214,12 +215,14 @@ static int collect(struct ingest *in, struct figs *f, struct origins *o)
         return 0;
 }
 
-struct json_object *status_openclaw_archives(struct ingest *in)
+/* An array of {agent, archive_calls, cold_calls, archive_faults}, one per
+ * agent that has a database or archive files, under "agents". */
+struct json_object *openclaw_status(const struct adapter_status_ctx *ctx)
 {
         struct figs f = { 0 };
         struct origins o = { 0 };
-        json_object *arr = json_object_new_array();
-        int r = arr ? collect(in, &f, &o) : -ENOMEM;
+        json_object *arr = json_object_new_array(), *res;
+        int r = arr ? collect(ctx, &f, &o) : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < f.n; i++) {
                 json_object *a = json_object_new_object();
@@ -231,5 +234,7 @@ struct json_object *status_openclaw_archives(struct ingest *in)
         }
         free(f.v);
         free(o.v);
-        return arr; /* after a failed ledger read: empty, not wrong */
+        res = json_object_new_object();
+        json_object_object_add(res, "agents", arr); /* after a failed ledger read: empty, not wrong */
+        return res;
 }

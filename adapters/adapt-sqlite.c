@@ -1,0 +1,244 @@
+/* Reading a harness's SQLite database (adapt-sqlite.h). A commit is not
+ * visible the moment its frames reach the -wal: the writer syncs them, then
+ * publishes the commit in the -shm wal-index, through a shared mapping,
+ * which raises no inotify event; so a read woken by the frames' write can
+ * see the old snapshot, and the fingerprint's "settling" tells the caller
+ * to look again shortly. A WAL database with no -wal beside it, in a
+ * directory we cannot write (the unit's ProtectHome=read-only, a read-only
+ * mount): a read-only connection must still create the -wal and -shm and
+ * fails with SQLITE_CANTOPEN. No -wal means no connection has the database
+ * open (the last one to close checkpoints everything into the file and
+ * deletes the -wal), so the file alone is the whole database: it is then
+ * opened with immutable=1 (no locks, no -wal, no -shm). Only SELECTs, never
+ * a write, an integrity check or a CHECK evaluation; octet_length() is
+ * registered for SQLite < 3.43 (OpenClaw's CHECKs use it), in case a
+ * schema needs it to load. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adapt-sqlite.h"
+#include "row.h"
+#include "timefmt.h"
+
+static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len, off_t head_off)
+{
+        struct stat st;
+        int fd;
+
+        if (stat(path, &st) < 0)
+                return;
+        v[0] = 1;
+        v[1] = (int64_t)st.st_ino;
+        v[2] = (int64_t)st.st_size;
+        v[3] = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd >= 0) {
+                if (pread(fd, head, head_len, head_off) < 0)
+                        memset(head, 0, head_len);
+                close(fd);
+        }
+}
+
+/* A file fp_file looked at was modified less than ADAPT_DB_SETTLE_MS before
+ * (or after: coarse file clocks) now_ns. A clock far off either way is not
+ * "recent", so a file with a future mtime is not looked at forever. */
+static bool written_within(const int64_t *v, int64_t now_ns)
+{
+        int64_t d = now_ns - v[3];
+        return v[0] && d < ADAPT_DB_SETTLE_MS * 1000000LL && d > -ADAPT_DB_SETTLE_MS * 1000000LL;
+}
+
+/* The database and its -wal as a reader does not change them: sizes,
+ * mtimes, the db header's change counter (rollback journal commits) and
+ * the WAL header (salts change when the WAL restarts). */
+uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling)
+{
+        struct {
+                int64_t db[4], wal[4];
+                uint8_t counter[4], walhdr[32];
+        } f;
+        char wal[PATH_MAX];
+
+        memset(&f, 0, sizeof(f));
+        fp_file(path, f.db, f.counter, sizeof(f.counter), 24);
+        if (snprintf(wal, sizeof(wal), "%s-wal", path) < (int)sizeof(wal))
+                fp_file(wal, f.wal, f.walhdr, sizeof(f.walhdr), 0);
+        if (ret_settling) {
+                int64_t now_ns = timefmt_now_ms() * 1000000LL;
+                *ret_settling = written_within(f.db, now_ns) || written_within(f.wal, now_ns);
+        }
+        return hash64(&f, sizeof(f));
+}
+
+int adapt_sql_errno(sqlite3 *db, int rc)
+{
+        int e = db ? sqlite3_system_errno(db) : 0;
+
+        switch (rc & 0xff) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+                return -EBADMSG;
+        case SQLITE_CANTOPEN:
+                return e == ENOENT || e == ENOTDIR ? -ENOENT : -EACCES;
+        case SQLITE_READONLY: /* e.g. no -shm we may use in a read-only dir */
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_IOERR:
+                return e > 0 ? -e : -EIO;
+        case SQLITE_ERROR: /* no such table / column */
+        case SQLITE_SCHEMA:
+        case SQLITE_MISMATCH:
+        case SQLITE_FORMAT:
+                return -EPROTO;
+        }
+        return -EIO;
+}
+
+/* octet_length() arrived in SQLite 3.43; OpenClaw's CHECKs use it. */
+static void octet_length_fn(sqlite3_context *c, int argc, sqlite3_value **v)
+{
+        (void)argc;
+        if (sqlite3_value_type(v[0]) == SQLITE_NULL) {
+                sqlite3_result_null(c);
+                return;
+        }
+        if (sqlite3_value_type(v[0]) != SQLITE_BLOB)
+                (void)sqlite3_value_text(v[0]);
+        sqlite3_result_int(c, sqlite3_value_bytes(v[0]));
+}
+
+/* "file:<path>?mode=ro&immutable=1", the path percent-encoded. */
+static char *immutable_uri(const char *path)
+{
+        static const char tail[] = "?mode=ro&immutable=1";
+        size_t n = strlen(path);
+        char *u = malloc(5 + 3 * n + sizeof(tail)), *p;
+
+        if (!u)
+                return NULL;
+        p = stpcpy(u, "file:");
+        for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+                if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                    strchr("/-._~", *c))
+                        *p++ = (char)*c;
+                else
+                        p += sprintf(p, "%%%02X", *c);
+        }
+        strcpy(p, tail);
+        return u;
+}
+
+/* The open failed only because SQLite could not create the -wal/-shm of a
+ * WAL database that no connection has open. */
+static bool wal_unavailable(const char *path, int open_rc)
+{
+        char wal[PATH_MAX];
+        unsigned char hdr[20];
+        struct stat st;
+        int fd, prc = open_rc & 0xff;
+        bool is_wal = false;
+
+        if (prc != SQLITE_CANTOPEN && prc != SQLITE_READONLY)
+                return false;
+        if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) || lstat(wal, &st) == 0 ||
+            errno != ENOENT)
+                return false;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return false;
+        /* header: "SQLite format 3\0", then write and read versions 2 = WAL */
+        is_wal = pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
+                 memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2 && hdr[19] == 2;
+        close(fd);
+        return is_wal;
+}
+
+/* One attempt: 0, or negative errno with *ret_rc the SQLite code. */
+static int open_once(const char *path, bool immutable, sqlite3 **ret_db, int *ret_rc)
+{
+        sqlite3 *db = NULL;
+        int rc, e;
+
+        if (immutable) {
+                char *uri = immutable_uri(path);
+                if (!uri)
+                        return -ENOMEM;
+                rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                                     NULL);
+                free(uri);
+        } else {
+                rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+        }
+        if (rc == SQLITE_OK) {
+                sqlite3_extended_result_codes(db, 1);
+                sqlite3_busy_timeout(db, ADAPT_DB_BUSY_MS);
+                if (sqlite3_libversion_number() < 3043000) /* before the schema is read */
+                        sqlite3_create_function_v2(db, "octet_length", 1,
+                                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                                   NULL, octet_length_fn, NULL, NULL, NULL);
+                rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+                /* the snapshot starts with the first read: take it now */
+                if (rc == SQLITE_OK)
+                        rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+        }
+        if (rc == SQLITE_OK) {
+                *ret_db = db;
+                return 0;
+        }
+        *ret_rc = rc;
+        if (!db)
+                return -ENOMEM;
+        e = adapt_sql_errno(db, rc);
+        sqlite3_close_v2(db);
+        /* SQLITE_CANTOPEN with ENOENT may be about the -wal, not the file */
+        if (e == -ENOENT && access(path, F_OK) == 0)
+                e = -EACCES;
+        return e;
+}
+
+int adapt_db_open(const char *path, struct adapt_db *ret_db)
+{
+        sqlite3 *db = NULL;
+        int rc = 0, r = open_once(path, false, &db, &rc);
+        bool immutable = false;
+
+        if (r < 0 && wal_unavailable(path, rc)) {
+                immutable = true;
+                r = open_once(path, true, &db, &rc);
+        }
+        if (r < 0)
+                return r;
+        ret_db->db = db;
+        ret_db->immutable = immutable;
+        return 0;
+}
+
+void adapt_db_close(struct adapt_db *d)
+{
+        if (d && d->db) {
+                sqlite3_close_v2(d->db); /* ends the read transaction */
+                d->db = NULL;
+        }
+}
+
+bool adapt_db_empty(struct adapt_db *d)
+{
+        sqlite3_stmt *st = NULL;
+        bool empty = sqlite3_prepare_v2(d->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
+                     sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0;
+        sqlite3_finalize(st);
+        return empty;
+}

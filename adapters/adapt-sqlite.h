@@ -1,0 +1,42 @@
+/* A harness's SQLite database as every table adapter reads it: read-only,
+ * one read transaction per call (all queries see one snapshot, the writer
+ * is never blocked), a WAL database without its -wal in a directory we
+ * cannot write opened as immutable, a fingerprint of the database and its
+ * -wal that tells whether anything changed and whether a writer was at
+ * work a moment ago (its commit may not be visible yet: "settling"). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sqlite3;
+
+#define ADAPT_DB_BUSY_MS   200  /* a locked database waits this long, then -EBUSY */
+#define ADAPT_DB_SETTLE_MS 1000 /* a write this recent may not be committed yet */
+
+struct adapt_db {
+        struct sqlite3 *db;
+        bool immutable; /* opened without locks or -wal: a writer that started
+                         * meanwhile may have changed the file under the read,
+                         * so the caller checks adapt_db_fingerprint is
+                         * unchanged after it and reads again otherwise */
+};
+
+/* Opens path read-only and begins a read transaction: 0; -ENOENT, -EACCES,
+ * -EBUSY, -EBADMSG (not a database), -ENOMEM. */
+int adapt_db_open(const char *path, struct adapt_db *ret_db);
+/* Ends the read transaction and closes (NULL-safe, idempotent). */
+void adapt_db_close(struct adapt_db *d);
+
+/* SQLite result codes as negative errno: -EBUSY locked, -EBADMSG corrupt,
+ * -EPROTO a schema we do not know (no such table or column), -EACCES,
+ * -ENOENT, -ENOMEM, -EIO. */
+int adapt_sql_errno(struct sqlite3 *db, int rc);
+
+/* Whether the database has no tables yet (a new, empty file). */
+bool adapt_db_empty(struct adapt_db *d);
+
+/* A hash of the database's and its -wal's sizes, mtimes, change counter and
+ * WAL header: what a reader leaves as it was. *ret_settling (may be NULL):
+ * either was written less than ADAPT_DB_SETTLE_MS ago. */
+uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling);

@@ -1,0 +1,42 @@
+/* The running daemon's parts, as main wires them together: the loop, the
+ * ledger, the ingest engine, the watches and the socket, and the state the
+ * loop's handlers share (daemon/pipeline.c, daemon/once.c). */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "commands.h"
+#include "statusline-answer.h"
+
+#define DAEMON_SLICE_BYTES (8u << 20) /* read at most this much per loop turn */
+#define DAEMON_SLICE_MS 4             /* ... and after the initial scan, work this long */
+#define DAEMON_MAX_WARNINGS 16
+
+struct daemon {
+        sd_event *event;
+        struct ledger *ledger;
+        struct ingest *ingest;
+        struct watch *watch;
+        struct control *control;
+        struct budget *budget;
+        struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
+        struct metrics *metrics;
+        struct statusline_state statusline;
+        struct report_cache *report_cache; /* for the ledger handle above */
+        sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
+        struct command_env commands;
+        uint64_t reconcile_usec;
+        uint64_t commits_at_sync;
+        bool initial_scan_done;
+        bool roots_dirty;       /* a directory appeared: re-check missing roots */
+        bool watch_degraded;    /* a watch could not be added: said once */
+        int64_t start_ms;
+        uint64_t last_status_pct;
+        char state_dir[PATH_MAX];
+        char socket_path[PATH_MAX];
+        char *warnings[DAEMON_MAX_WARNINGS + 1];
+        size_t n_warnings;
+};
