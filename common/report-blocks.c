@@ -41,7 +41,7 @@ static int row_cb(const struct usage_row *r, void *u)
         struct collect *c = u;
         int t;
 
-        if (!report_harness_ok(c->q, r->tool) || r->time_ms < c->rg->since_ms ||
+        if (!report_row_ok(c->q, r->tool, r->session, r->project) || r->time_ms < c->rg->since_ms ||
             r->time_ms >= c->rg->until_ms)
                 return 0;
         t = tool_index(c, r->tool);

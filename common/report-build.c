@@ -316,7 +316,7 @@ static int row_cb(const struct usage_row *r, void *u)
         struct run *c = u;
         struct report_entry *e;
 
-        if (!report_harness_ok(c->q, r->tool))
+        if (!report_row_ok(c->q, r->tool, r->session, r->project))
                 return 0;
         if (c->q->kind == REPORT_SESSION) {
                 e = agg_get(&c->agg, r->session, r->tool);
@@ -353,7 +353,8 @@ static int session_cb(const struct session_entry *s, void *u)
         struct run *c = u;
         struct report_entry *e;
 
-        if (!report_harness_ok(c->q, s->tool) || !session_in_range(c, s->first_ms, s->last_ms))
+        if (!report_row_ok(c->q, s->tool, s->session, s->project) ||
+            !session_in_range(c, s->first_ms, s->last_ms))
                 return 0;
         e = agg_get(&c->agg, s->session, s->tool);
         if (!e)
@@ -376,6 +377,15 @@ static int activity_cb(const struct activity_entry *a, void *u)
         if (!report_harness_ok(c->q, a->tool) || a->time_ms < c->rg.since_ms ||
             a->time_ms >= c->rg.until_ms)
                 return 0;
+        if (report_query_filtered(c->q)) { /* the paying row says whose call it was */
+                r = ledger_get_row(c->l, &a->usage_key, c->row);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return r;
+                if (!report_row_ok(c->q, a->tool, c->row->session, c->row->project))
+                        return 0;
+        }
         e = agg_get(&c->agg, a->name, a->tool);
         if (!e)
                 return -ENOMEM;
@@ -383,11 +393,13 @@ static int activity_cb(const struct activity_entry *a, void *u)
         if (c->q->calls_only)
                 return 0;
         /* a nested read txn: allowed, the ledger env is MDB_NOTLS */
-        r = ledger_get_row(c->l, &a->usage_key, c->row);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
+        if (!report_query_filtered(c->q)) {
+                r = ledger_get_row(c->l, &a->usage_key, c->row);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return r;
+        }
         if (c->row->cost_source == COST_NONE ||
             (c->q->cost == REPORT_COST_VENDOR && c->row->cost_source == COST_COMPUTED))
                 return 0;
@@ -692,7 +704,8 @@ int report_build_cached(struct ledger *l, struct report_cache *cache, const stru
                         struct report_result *ret_result, const char **ret_error)
 {
         struct run c = {.q = q, .l = l};
-        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT;
+        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT ||
+                         (report_query_filtered(q) && q->kind != REPORT_SESSION);
         int r;
 
         r = report_query_range(q, &c.rg, ret_error);

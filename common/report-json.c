@@ -285,6 +285,10 @@ static void report_write(struct jsonw *w, const struct report_query *q, const st
         }
         jsonw_key_string(w, "cost", report_cost_name(q->cost));
         jsonw_key_string_or_null(w, "breakdown", q->breakdown ? report_breakdown_name(q->breakdown) : NULL);
+        if (q->session) /* only when set: the header of an unfiltered report is unchanged */
+                jsonw_key_string(w, "session", q->session);
+        if (q->project)
+                jsonw_key_string(w, "project", q->project);
         if (q->kind == REPORT_WEEKLY)
                 jsonw_key_string(w, "week_start", report_week_start_name(report_week_start(q)));
         if (q->kind == REPORT_PROJECT)

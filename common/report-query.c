@@ -137,6 +137,21 @@ int report_parse_harness_list(char *buf, struct report_query *q)
         return 0;
 }
 
+bool report_query_filtered(const struct report_query *q)
+{
+        return q->session || q->project;
+}
+
+bool report_row_ok(const struct report_query *q, const char *tool, const char *session,
+                   const char *project)
+{
+        if (q->session && strcmp(q->session, session ? session : "") != 0)
+                return false;
+        if (q->project && strcmp(q->project, project ? project : "") != 0)
+                return false;
+        return report_harness_ok(q, tool);
+}
+
 bool report_harness_ok(const struct report_query *q, const char *tool)
 {
         if (!q->harness[0])
@@ -279,7 +294,9 @@ int report_query_from_json(json_object *req, struct report_query *ret_query,
             (r = opt_string(req, "until", &q.until, ret_error)) < 0 ||
             (r = opt_string(req, "cost", &cost, ret_error)) < 0 ||
             (r = opt_string(req, "breakdown", &breakdown, ret_error)) < 0 ||
-            (r = opt_string(req, "week_start", &week_start, ret_error)) < 0)
+            (r = opt_string(req, "week_start", &week_start, ret_error)) < 0 ||
+            (r = opt_string(req, "session", &q.session, ret_error)) < 0 ||
+            (r = opt_string(req, "project", &q.project, ret_error)) < 0)
                 return r;
         if (breakdown && report_breakdown_parse(breakdown, &q.breakdown) < 0)
                 return report_fail(ret_error, -EINVAL,

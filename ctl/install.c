@@ -306,6 +306,18 @@ static int join(char *buf, const char *a, const char *b)
         return paths_join(buf, PATH_MAX, a, b);
 }
 
+/* The first agentmeterd.service in the search path after the config home. */
+static bool find_packaged(const struct install_config *c, char packaged[PATH_MAX])
+{
+        struct stat st;
+
+        for (size_t i = 0; c->unit_dirs && c->unit_dirs[i]; i++)
+                if (join(packaged, c->unit_dirs[i], INSTALL_UNIT_NAME) == 0 && stat(packaged, &st) == 0 &&
+                    S_ISREG(st.st_mode))
+                        return true;
+        return false;
+}
+
 int install_files(const struct install_config *c, struct install_result *ret)
 {
         char dir[PATH_MAX], unit[PATH_MAX], ddir[PATH_MAX], dropin[PATH_MAX], packaged[PATH_MAX];
@@ -333,14 +345,17 @@ int install_files(const struct install_config *c, struct install_result *ret)
                 return -EEXIST;
         }
 
-        for (size_t i = 0; !cfg_exists && c->unit_dirs && c->unit_dirs[i]; i++)
-                if (join(packaged, c->unit_dirs[i], INSTALL_UNIT_NAME) == 0 &&
-                    stat(packaged, &st) == 0 && S_ISREG(st.st_mode)) {
-                        have_packaged = true;
-                        break;
-                }
-
-        if (have_packaged) {
+        have_packaged = find_packaged(c, packaged);
+        ret->from_package = have_packaged && c->from_package && c->from_package(packaged);
+        /* the package's unit is hidden by one of ours in the config home:
+         * ours goes, so that the package's (and its updates) apply */
+        if (cfg_ours && ret->from_package) {
+                if (unlink(unit) < 0)
+                        return -errno;
+                snprintf(ret->removed, sizeof(ret->removed), "%s", unit);
+                cfg_exists = cfg_ours = false;
+        }
+        if (have_packaged && !cfg_exists) {
                 ret->unit_action = INSTALL_UNIT_PACKAGED;
                 snprintf(ret->unit_path, sizeof(ret->unit_path), "%s", packaged);
         } else {

@@ -5,12 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "termtext.h"
 #include "fmt.h"
 #include "jfield.h"
 #include "render.h"
-#include "termtext.h"
 #include "table.h"
+#include "termtext.h"
 
 /* Token columns, in the order shown. */
 static const struct {
@@ -100,7 +99,7 @@ static bool show_reasoning(struct json_object *rows, struct json_object *totals)
         return false;
 }
 
-static void caption(FILE *f, struct json_object *rep)
+void render_caption(FILE *f, struct json_object *rep)
 {
         const char *since = jstr(rep, "since"), *until = jstr(rep, "until"), *tz = jstr(rep, "tz");
         struct json_object *h = jfield(rep, "harness");
@@ -117,11 +116,15 @@ static void caption(FILE *f, struct json_object *rep)
                         fprintf(f, "%s%s", i ? "," : "",
                                 termtext_tmp(json_object_get_string(json_object_array_get_idx(h, i))));
         }
+        if (jstr(rep, "session"))
+                fprintf(f, ", session %s", termtext_tmp(jstr(rep, "session")));
+        if (jstr(rep, "project"))
+                fprintf(f, ", project %s", termtext_tmp(jstr(rep, "project")));
         fputc('\n', f);
 }
 
-static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows,
-                      struct json_object *totals)
+static int sums_table(struct json_object *rep, struct json_object *rows, struct json_object *totals,
+                      struct table **ret_table)
 {
         const struct kind_cols *k = kind_cols(jstr(rep, "report"));
         const struct kind_cols *x = extra_cols(rep) ? extra_cols(rep) : k;
@@ -169,7 +172,9 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                 if (r < 0)
                         return r;
         }
-        return table_print(t, f);
+        *ret_table = t;
+        t = NULL;
+        return 0;
 }
 
 /* Tool report: harness, tool, calls, cost share; the TOTAL is the report's
@@ -255,7 +260,7 @@ static void active_blocks(FILE *f, struct json_object *rows)
         }
 }
 
-static int tool_table(FILE *f, struct json_object *rows, struct json_object *totals)
+static int tool_table(struct json_object *rows, struct json_object *totals, struct table **ret_table)
 {
         static const char *const head[] = { "harness", "tool", "calls", "cost share" };
         static const enum table_align al[] = { TABLE_LEFT, TABLE_LEFT, TABLE_RIGHT, TABLE_RIGHT };
@@ -305,7 +310,32 @@ static int tool_table(FILE *f, struct json_object *rows, struct json_object *tot
                 r = table_add(t, c);
         if (r < 0)
                 return r;
-        return table_print(t, f);
+        *ret_table = t;
+        t = NULL;
+        return 0;
+}
+
+int render_report_table(struct json_object *rep, struct table **ret_table)
+{
+        struct json_object *rows = jfield(rep, "rows"), *totals = jfield(rep, "totals");
+        const char *kind = jstr(rep, "report");
+
+        if (!rows || !json_object_is_type(rows, json_type_array))
+                return -EINVAL;
+        return kind && strcmp(kind, "tool") == 0 ? tool_table(rows, totals, ret_table)
+                                                 : sums_table(rep, rows, totals, ret_table);
+}
+
+void render_report_notes(FILE *f, struct json_object *rep)
+{
+        const char *kind = jstr(rep, "report");
+        struct json_object *rows = jfield(rep, "rows");
+
+        if (!kind || strcmp(kind, "blocks") != 0 || !rows || !json_object_is_type(rows, json_type_array))
+                return;
+        active_blocks(f, rows);
+        real_limits(f, jfield(rep, "rate_limits"));
+        recorded_limits(f, jfield(rep, "recorded_limits"));
 }
 
 static void csv_quoted(FILE *f, const char *s, size_t n);
@@ -406,7 +436,6 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
 {
         struct json_object *rows = jfield(rep, "rows");
         struct json_object *totals = jfield(rep, "totals");
-        const char *kind = jstr(rep, "report");
         int r = 0;
 
         if (!rows || !json_object_is_type(rows, json_type_array))
@@ -418,19 +447,18 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
         } else if (format == RENDER_CSV) {
                 r = csv(f, rep, rows, totals);
         } else {
-                caption(f, rep);
+                render_caption(f, rep);
                 if (json_object_array_length(rows) == 0)
-                        fputs("no usage recorded for this selection\n", f);
+                        fputs(RENDER_NO_ROWS "\n", f);
                 else {
-                        r = kind && strcmp(kind, "tool") == 0 ? tool_table(f, rows, totals)
-                                                              : sums_table(f, rep, rows, totals);
-                        if (r >= 0 && kind && strcmp(kind, "blocks") == 0) {
-                                active_blocks(f, rows);
-                                real_limits(f, jfield(rep, "rate_limits"));
-                                recorded_limits(f, jfield(rep, "recorded_limits"));
-                        }
+                        _cleanup_table_ struct table *t = NULL;
+                        r = render_report_table(rep, &t);
                         if (r >= 0)
+                                r = table_print(t, f);
+                        if (r >= 0) {
+                                render_report_notes(f, rep);
                                 fputs(FMT_COST_LEGEND "\n", f);
+                        }
                 }
         }
         if (r < 0)

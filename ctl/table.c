@@ -158,6 +158,31 @@ int table_add_rule(struct table *t)
         return push(t, NULL);
 }
 
+size_t table_ncols(const struct table *t)
+{
+        return t->ncols;
+}
+
+const char *table_header(const struct table *t, size_t col)
+{
+        return col < t->ncols ? t->headers[col] : NULL;
+}
+
+enum table_align table_col_align(const struct table *t, size_t col)
+{
+        return col < t->ncols ? t->align[col] : TABLE_LEFT;
+}
+
+size_t table_nlines(const struct table *t)
+{
+        return t->n;
+}
+
+const char *const *table_line(const struct table *t, size_t i)
+{
+        return i < t->n ? (const char *const *)t->rows[i] : NULL;
+}
+
 static void print_rule(FILE *f, const size_t *w, size_t ncols)
 {
         for (size_t c = 0; c < ncols; c++) {
