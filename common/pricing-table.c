@@ -112,7 +112,7 @@ static const struct {
 /* What one price line says: every field optional, "set" marks given ones. */
 struct price_line {
         struct price_entry e;
-        bool set_card[2][PC_COUNT], set_vendor, set_long_above, set_source;
+        bool set_card[2][PC_COUNT], set_vendor, set_long_above, set_source, set_prompt_above;
         bool has_from, has_until;
 };
 
@@ -162,6 +162,11 @@ static int read_price_line(struct parser *p, char **tok, size_t n, struct price_
                                 return fail(p, "long_above=%s is not a token count", v);
                         pl->e.long_above = (uint64_t)x;
                         pl->set_long_above = true;
+                } else if (strcmp(k, "prompt_above") == 0) {
+                        if (parse_decimal(v, 0, 100000000000LL, &x) < 0 || x == 0)
+                                return fail(p, "prompt_above=%s is not a token count", v);
+                        pl->e.prompt_above = (uint64_t)x;
+                        pl->set_prompt_above = true;
                 } else if (strcmp(k, "from") == 0 || strcmp(k, "until") == 0) {
                         bool from = k[0] == 'f';
                         if (parse_date(v, from ? &pl->e.from_ms : &pl->e.until_ms) < 0)
@@ -235,6 +240,7 @@ static int do_price(struct parser *p, char **tok, size_t n, unsigned line)
         if (!p->is_override) {
                 for (size_t i = 0; i < t->n_entries; i++)
                         if (strcmp(t->entries[i].model, pl.e.model) == 0 &&
+                            t->entries[i].prompt_above == pl.e.prompt_above &&
                             t->entries[i].from_ms < pl.e.until_ms && pl.e.from_ms < t->entries[i].until_ms)
                                 return fail(p, "%s is already priced for these dates (line %u)",
                                             pl.e.model, t->entries[i].line);
@@ -245,12 +251,14 @@ static int do_price(struct parser *p, char **tok, size_t n, unsigned line)
                                     pl.e.model);
                 return add_entry(p, &pl.e);
         }
-        /* override: without dates, change every entry of the model in place;
-         * with dates, a new entry for that span, starting from the figures in
-         * effect at its start (it wins over the built-in ones there) */
+        /* override: without dates, change every entry of the model's size
+         * tier (prompt_above=, none: the base entry) in place; with dates, a
+         * new entry for that span, starting from the figures in effect at its
+         * start (it wins over the built-in ones there) */
         if (!pl.has_from && !pl.has_until) {
                 for (size_t i = 0; i < t->n_entries; i++) {
-                        if (strcmp(t->entries[i].model, pl.e.model) != 0)
+                        if (strcmp(t->entries[i].model, pl.e.model) != 0 ||
+                            t->entries[i].prompt_above != pl.e.prompt_above)
                                 continue;
                         apply_line(&t->entries[i], &pl);
                         t->entries[i].overridden = true;
@@ -264,11 +272,12 @@ static int do_price(struct parser *p, char **tok, size_t n, unsigned line)
         card_none(&e.lng);
         for (size_t i = 0; i < t->n_entries; i++) {
                 const struct price_entry *b = &t->entries[i];
-                if (strcmp(b->model, pl.e.model) == 0 && !b->overridden && b->from_ms <= pl.e.from_ms &&
-                    pl.e.from_ms < b->until_ms)
+                if (strcmp(b->model, pl.e.model) == 0 && b->prompt_above == pl.e.prompt_above &&
+                    !b->overridden && b->from_ms <= pl.e.from_ms && pl.e.from_ms < b->until_ms)
                         e = *b;
         }
         memcpy(e.model, pl.e.model, sizeof(e.model));
+        e.prompt_above = pl.e.prompt_above;
         e.from_ms = pl.e.from_ms;
         e.until_ms = pl.e.until_ms;
         e.line = line;

@@ -27,6 +27,9 @@ struct price_entry {
         int64_t from_ms, until_ms; /* in effect for from <= time < until */
         struct price_card base, lng;
         uint64_t long_above;       /* 0: no long-context card */
+        uint64_t prompt_above;     /* a size tier (Qwen): the entry prices only requests
+                                    * whose prompt is MORE than this, and the highest
+                                    * such tier wins; 0: the base entry, any size */
         bool overridden;           /* some figure came from the user's override */
         unsigned line;
         char source[PRICE_SOURCE_MAX];

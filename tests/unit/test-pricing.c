@@ -80,18 +80,26 @@ static void test_builtin(void)
                 {"gemini-2.5-flash", 300000000, 2500000000, 30000000},
                 {"gemini-3-pro-preview", 2000000000, 12000000000, 200000000},
                 {"gemini-3.1-pro-preview", 2000000000, 12000000000, 200000000},
+                {"gemini-2.5-flash-lite", 100000000, 400000000, 10000000},
+                {"gemini-3-flash-preview", 500000000, 3000000000, 50000000},
+                {"gemini-3.1-flash-lite", 250000000, 1500000000, 25000000},
+                {"gemini-3.5-flash", 1500000000, 9000000000, 150000000},
+                {"gemini-3.5-flash-lite", 300000000, 2500000000, 30000000},
                 {"deepseek-chat", 140000000, 280000000, 2800000},
                 {"deepseek-reasoner", 140000000, 280000000, 2800000},
+                {"qwen3-coder-plus", 1000000000, 5000000000, 200000000},
+                {"qwen3-coder-flash", 300000000, 1500000000, 60000000},
+                {"qwen3-max", 1200000000, 6000000000, 240000000},
         };
         int bad = 0;
 
         is_str(T->checked, "2026-12-01", "built-in table is dated");
         is_str(T->label, "table-2026-12-01", "its price source label");
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-                /* 100K tokens: under every long-context threshold */
-                int64_t a = 10 * cost(want[i].id, "", M / 10, 0, 0, 0, 0),
-                        b = 10 * cost(want[i].id, "", 0, M / 10, 0, 0, 0),
-                        c = 10 * cost(want[i].id, "", 0, 0, M / 10, 0, 0);
+                /* 10K tokens: under every long-context threshold and size tier */
+                int64_t a = 100 * cost(want[i].id, "", M / 100, 0, 0, 0, 0),
+                        b = 100 * cost(want[i].id, "", 0, M / 100, 0, 0, 0),
+                        c = 100 * cost(want[i].id, "", 0, 0, M / 100, 0, 0);
                 if (a != want[i].in || b != want[i].out || c != want[i].cr) {
                         bad++;
                         printf("# %s: in %lld out %lld cache read %lld\n", want[i].id, (long long)a,
@@ -219,7 +227,9 @@ static void test_normalise(void)
         is_int(cost("claude-opus-4-6x", "", 1, 0, 0, 0, 0), -ENOENT, "-4-6x is not -4-6");
         is_int(cost("gpt-5.4-pro", "", 1, 0, 0, 0, 0), -ENOENT, "gpt-5.4-pro is not gpt-5.4");
         is_int(cost("gpt-5-nano", "", 1, 0, 0, 0, 0), -ENOENT, "gpt-5-nano is not gpt-5");
-        is_int(cost("gemini-2.5-flash-lite", "", 1, 0, 0, 0, 0), -ENOENT, "flash-lite is not flash");
+        is_int(cost("gemini-2.5-flash-lite", "", 1, 0, 0, 0, 0), 100, "flash-lite is its own model, not flash");
+        is_int(cost("gemini-2.5-flash-lite-preview-09-2025", "", 1, 0, 0, 0, 0), -ENOENT,
+               "a flash-lite preview is not flash-lite");
         is_int(cost("deepseek/deepseek-chat:free", "", 1, 0, 0, 0, 0), -ENOENT, "a router's :free variant is unknown");
         is_str(norm(""), "(error)", "empty id rejected");
 }
@@ -339,6 +349,63 @@ static void test_dates_and_parse(void)
         }
 }
 
+/* Size tiers (Qwen): the tier is chosen by one request's prompt (input +
+ * cache read + cache write; more than the edge), and every token of that
+ * request, output too, is billed at it; an override names its tier. */
+static void test_tiers(void)
+{
+        static const char text[] =
+                "checked 2026-01-02\n"
+                "price m-t vendor=v in=1 out=5 cache_read=0.2 source=s\n"
+                "price m-t vendor=v prompt_above=32000 in=2 out=10 cache_read=0.4 source=s\n"
+                "price m-t vendor=v prompt_above=128000 in=3 out=15 cache_read=0.6 source=s\n";
+        struct price_table t = {0}, *saved = T;
+        char err[256];
+        unsigned line = 0;
+
+        is_int(cost("qwen3-coder-plus", "", 20000, 100, 12000, 0, 0), 20000 * 1000LL + 100 * 5000LL + 12000 * 200LL,
+               "qwen3-coder-plus at exactly 32000 prompt tokens: the base tier");
+        is_int(cost("qwen3-coder-plus", "", 20001, 100, 12000, 0, 0), 20001 * 1800LL + 100 * 9000LL + 12000 * 360LL,
+               "at 32001: the whole request, output too, at the 32K-128K tier");
+        is_int(cost("qwen3-coder-plus", "", 4000, 10, 124001, 0, 0), 4000 * 3000LL + 10 * 15000LL + 124001 * 600LL,
+               "cached tokens count toward the tier (128001: the 128K-256K tier)");
+        is_int(cost("qwen3-coder-plus", "", 204809, 47, 614400, 0, 0),
+               204809 * 6000LL + 47 * 60000LL + 614400 * 1200LL, "819,209 prompt tokens: the 256K-1M tier");
+        is_int(cost("qwen3-max", "", 300000, 10, 0, 0, 0), 300000 * 3000LL + 10 * 15000LL,
+               "qwen3-max above its last edge: the highest tier it has");
+        is_int(cost("qwen3-coder-flash", "", 40000, 0, 0, 0, 0), 40000 * 500LL, "qwen3-coder-flash 32K-128K");
+
+        is_int(price_table_parse(&t, text, strlen(text), false, &line, err, sizeof(err)), 0, "a tiered table parses");
+        T = &t;
+        is_int(cost("m-t", "", 32000, 0, 0, 0, 0), 32000 * 1000LL, "tier edges: 32000 is the base");
+        is_int(cost("m-t", "", 32001, 0, 0, 0, 0), 32001 * 2000LL, "32001 the second tier");
+        is_int(cost("m-t", "", 128001, 1, 0, 0, 0), 128001 * 3000LL + 15000, "128001 the third");
+        static const char ovr[] = "price m-t prompt_above=32000 in=1.5\nprice m-t out=4\n";
+        is_int(price_table_parse(&t, ovr, strlen(ovr), true, &line, err, sizeof(err)), 0, "an override of one tier");
+        is_int(cost("m-t", "", 40000, 10, 0, 0, 0), 40000 * 1500LL + 10 * 10000LL,
+               "the named tier changed, its other figures kept");
+        is_int(cost("m-t", "", 1000, 10, 0, 0, 0), 1000 * 1000LL + 10 * 4000LL,
+               "an override without prompt_above= changes the base tier only");
+        is_int(cost("m-t", "", 200000, 10, 0, 0, 0), 200000 * 3000LL + 10 * 15000LL, "... not the others");
+        T = saved;
+        free(t.entries);
+        free(t.mults);
+
+        static const struct { const char *text; const char *why; } bad[] = {
+                {"checked 2026-01-02\nprice x vendor=v prompt_above=0 in=1 out=2 source=s\n", "prompt_above=0"},
+                {"checked 2026-01-02\nprice x vendor=v prompt_above=lots in=1 out=2 source=s\n", "not a number"},
+                {"checked 2026-01-02\nprice x vendor=v prompt_above=5 in=1 out=2 source=s\n"
+                 "price x vendor=v prompt_above=5 in=1 out=2 source=s\n", "the same tier twice"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                struct price_table b = {0};
+                int r = price_table_parse(&b, bad[i].text, strlen(bad[i].text), false, &line, err, sizeof(err));
+                ok(r == -EINVAL && err[0], "%s: refused (%s)", bad[i].why, err);
+                free(b.entries);
+                free(b.mults);
+        }
+}
+
 static void test_override(void)
 {
         char *dir = tap_tmpdir(), path[4096];
@@ -425,6 +492,7 @@ int main(void)
         test_normalise();
         test_apply();
         test_dates_and_parse();
+        test_tiers();
         test_override();
         T = price_table_free(T);
         return tap_done();
