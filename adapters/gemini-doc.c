@@ -2,7 +2,9 @@
  * scanner: the top-level object by hand (so its messages array can be
  * entered past the messages already parsed), each message through the
  * record scanner both generations share. */
+#include <errno.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "gemini-doc.h"
 #include "gemini-msg.h"
@@ -20,7 +22,12 @@ struct doc_scan {
         uint32_t last_n, prev_n;
         size_t arr_start;
         bool resumed;
-        int err; /* a negative errno from emitting */
+        /* the hash of the messages from arr_start up to hashed_to, streamed
+         * (the same value as hash64 of those bytes), so checking the known
+         * region and hashing the next one read its bytes once */
+        XXH3_state_t *h;
+        size_t hashed_to;
+        int err; /* a negative errno */
 };
 
 static void element_done(struct doc_scan *d, size_t end)
@@ -36,12 +43,22 @@ static void element_done(struct doc_scan *d, size_t end)
 static bool scan_messages(struct jscan *s, struct doc_scan *d, bool first)
 {
         const struct gm_state *st = d->st;
+        bool resume = false;
 
         s->p++;
         d->arr_start = (size_t)(s->p - d->doc);
         if (first && (st->flags & GM_REGION) && st->region_len > 0 &&
-            st->region_len <= (size_t)(s->end - s->p) &&
-            hash64(s->p, st->region_len) == st->region_hash) {
+            st->region_len <= (size_t)(s->end - s->p)) {
+                if (!d->h && !(d->h = XXH3_createState())) {
+                        d->err = -ENOMEM;
+                        return false;
+                }
+                (void)XXH3_64bits_reset(d->h);
+                (void)XXH3_64bits_update(d->h, s->p, st->region_len);
+                resume = XXH3_64bits_digest(d->h) == st->region_hash;
+        }
+        if (resume) {
+                d->hashed_to = d->arr_start + st->region_len;
                 s->p += st->region_len;
                 d->last_end = (size_t)(s->p - d->doc);
                 d->last_n = st->region_msgs;
@@ -164,12 +181,14 @@ int gemini_parse_document(const struct source_ctx *ctx, struct parse_state *ps_i
                 return PARSE_NOT_SOURCE;
         if (!scan_document(&s, &d, &sid, &hash, &kind, &arrays)) {
                 out->n = n0;
+                XXH3_freeState(d.h);
                 /* torn (the writer truncates, then writes): read again
                  * shortly; the daemon calls it malformed once it stays so */
                 return d.err < 0 ? d.err : PARSE_INCOMPLETE;
         }
         if (!sid.p || sid.n == 0) {
                 out->n = n0;
+                XXH3_freeState(d.h);
                 return arrays ? PARSE_MALFORMED : PARSE_NOT_SOURCE;
         }
         ps.flags |= PS_HEADER_SEEN;
@@ -189,7 +208,12 @@ int gemini_parse_document(const struct source_ctx *ctx, struct parse_state *ps_i
                 st.flags |= GM_REGION;
                 st.region_start = d.arr_start;
                 st.region_len = d.prev_end - d.arr_start;
-                st.region_hash = hash64(doc + d.arr_start, st.region_len);
+                if (d.resumed && d.prev_end >= d.hashed_to) {
+                        (void)XXH3_64bits_update(d.h, doc + d.hashed_to, d.prev_end - d.hashed_to);
+                        st.region_hash = XXH3_64bits_digest(d.h);
+                } else {
+                        st.region_hash = hash64(doc + d.arr_start, st.region_len);
+                }
                 st.region_msgs = d.prev_n;
         } else {
                 st.flags &= (uint8_t)~GM_REGION;
@@ -198,6 +222,7 @@ int gemini_parse_document(const struct source_ctx *ctx, struct parse_state *ps_i
          * near the top, differs in every version (the region above is
          * what lets a rewrite skip the messages) */
         *io_known = 0;
+        XXH3_freeState(d.h);
         gm_state_save(&st, &ps);
         *ps_io = ps;
         return PARSE_OK;
