@@ -1,7 +1,7 @@
 # agentmeterd: one flat Makefile. `make`, `make check`, `make run`, `make bench`, `make install`.
 # BUILD=dir keeps objects apart (make check also builds BUILD=build-asan with sanitizers).
 
-PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash
+PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash libpq
 BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=

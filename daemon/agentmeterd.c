@@ -32,6 +32,7 @@
 #include "report.h"
 #include "statelock.h"
 #include "status.h"
+#include "team.h"
 #include "watch-roots.h"
 #include "statusline-answer.h"
 #include "watch.h"
@@ -51,6 +52,7 @@ struct daemon {
         struct budget *budget;
         struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
         struct metrics *metrics;
+        struct team *team;      /* the team ledger (team.conf), or NULL */
         struct statusline_state statusline;
         struct report_cache *report_cache; /* for the ledger handle above */
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
@@ -109,8 +111,7 @@ static void notify_progress(struct daemon *d, bool force)
 static int on_retry(sd_event_source *s, uint64_t usec, void *u)
 {
         struct daemon *d = u;
-        (void)s;
-        (void)usec;
+        (void)s, (void)usec;
         ingest_queue_retries(d->ingest);
         schedule_drain(d);
         return 0;
@@ -170,8 +171,7 @@ static int on_drain(sd_event_source *s, void *u)
 static int watch_dir_hook(void *u, const struct root *root, const char *path, int depth)
 {
         struct daemon *d = u;
-        (void)root;
-        (void)depth;
+        (void)root, (void)depth;
         if (!d->watch)
                 return 0;
         int r = watch_add(d->watch, path);
@@ -324,14 +324,14 @@ static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
 {
         struct daemon *d = u;
-        (void)s;
-        (void)si;
+        (void)s, (void)si;
         sd_notify(0, "RELOADING=1");
         log_info("reloading: re-running discovery and reconciling");
         if (d->prices && prices_reload(d->prices) > 0)
                 (void)prices_reprice(d->prices, d->ledger, NULL);
         rescan(d);
         (void)budget_reload(d->budget);
+        team_reload(d->team);
         sd_notify(0, "READY=1");
         return 0;
 }
@@ -526,9 +526,7 @@ static int setup_live(struct daemon *d)
         int r;
 
         sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGTERM), sigaddset(&mask, SIGINT), sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
 
@@ -589,12 +587,13 @@ static int setup_live(struct daemon *d)
                 .warnings = (const char *const *)d->warnings, .rescan = rescan, .u = d,
                 .budget = d->budget, .prices = d->prices,
                 .statusline = &d->statusline, /* .metrics once it exists (main) */
-                .report_cache = d->report_cache,
+                .report_cache = d->report_cache, .team = d->team,
         };
         r = sd_event_add_defer(d->event, &d->reconcile_soon, on_reconcile_soon, d);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "cannot add the reconcile source");
         sd_event_source_set_enabled(d->reconcile_soon, SD_EVENT_OFF);
+        team_start(d->team, d->event); /* pushes only with a team.conf */
 
         /* discovery and watches first, then READY; reading continues after */
         rearm_roots(d);
@@ -671,6 +670,7 @@ int main(int argc, char **argv)
                 ingest_set_prices(d.ingest, prices_table(d.prices));
                 (void)prices_reprice_if_changed(d.prices, d.ledger);
         }
+        (void)team_new(d.ledger, &d.team); /* the outbox on or off with team.conf */
 
         if (o.once) {
                 r = run_once(&d);
@@ -693,13 +693,12 @@ int main(int argc, char **argv)
         (void)ledger_sync(d.ledger);
         log_info("stopped; ledger synced");
 out:
-        if (d.event) {
-                sd_event_source_disable_unref(d.drain);
-                sd_event_source_disable_unref(d.reconcile_timer);
-                sd_event_source_disable_unref(d.sync_timer);
-                sd_event_source_disable_unref(d.retry_timer);
-                sd_event_source_disable_unref(d.reconcile_soon);
-        }
+        sd_event_source_disable_unref(d.drain); /* each NULL-safe */
+        sd_event_source_disable_unref(d.reconcile_timer);
+        sd_event_source_disable_unref(d.sync_timer);
+        sd_event_source_disable_unref(d.retry_timer);
+        sd_event_source_disable_unref(d.reconcile_soon);
+        d.team = team_free(d.team);
         d.budget = budget_free(d.budget);
         d.metrics = metrics_free(d.metrics);
         statusline_state_done(&d.statusline);
