@@ -234,8 +234,8 @@ int ledger_outbox_set(struct ledger *l, bool on)
         bool had_dbi = l->outbox_dbi;
         int r;
 
-        if (!on && !had_dbi)
-                return 0; /* never on: no write at all */
+        if ((!on && !had_dbi) || (on && l->outbox_on))
+                return 0; /* never on, or on already: no write at all (a reload) */
         r = ledger_write(l, set_txn, &c);
         if (r < 0) {
                 if (c.opened)

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "service.h"
 #include "statusline.h"
+#include "team.h"
 #include "render-status.h"
 #include "timefmt.h"
 #include "top.h"
@@ -35,14 +36,15 @@ enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
         O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8, O_COST = 1 << 9,
         O_METRICS_DIR = 1 << 10, O_BREAKDOWN = 1 << 11, O_WEEK_START = 1 << 12, O_MERGE_WT = 1 << 13,
-        O_FORMAT = 1 << 14,
+        O_FORMAT = 1 << 14, O_TEAM = 1 << 15, O_BY = 1 << 16, O_MACHINE = 1 << 17, O_USER = 1 << 18,
+        O_URL = 1 << 19,
 };
 
 struct args {
         unsigned seen;
         const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
-                *week_start, *format;
-        char harness[256];
+                *week_start, *format, *by, *url;
+        char harness[256], machines[1024], users[1024]; /* comma lists */
         const char *pos[4];
         int n_pos;
         char sock_buf[PATH_MAX];
@@ -64,7 +66,9 @@ static const char usage_text[] =
         "  report daily|weekly|monthly|project|blocks|session|model|tool [--since YYYY-MM-DD]\n"
         "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
         "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees] [--json|--csv|--chart]\n"
-        "                                  token and cost report\n"
+        "         [--team [--by machine|user] [--machine NAME,...] [--user NAME,...] [--url URL]]\n"
+        "                                  token and cost report; --team: every machine's, from\n"
+        "                                  the team ledger (team.conf)\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  top                             live full-screen view: spend, 5-hour block, last\n"
         "                                  calls (g: grouping, q: quit); lines when piped\n"
@@ -74,6 +78,7 @@ static const char usage_text[] =
         "  rescan                          ask the daemon to re-discover and reconcile\n"
         "  reprice                         reload the price table and override, re-price\n"
         "                                  every row agentmeterd priced (vendor costs stay)\n"
+        "  team init [--url URL]           create or migrate the team ledger's schema (PostgreSQL)\n"
         "  version                         client and daemon versions\n"
         "  install [--no-start] [--force] [--metrics-dir DIR]\n"
         "                                  set up the systemd user unit with this shell's\n"
@@ -230,23 +235,71 @@ static int show_report(struct args *a, struct json_object *rep, enum render_form
         return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO));
 }
 
+/* The query of the command line (checked by cmd_report); lists point into bufs. */
+static int query_from_args(struct args *a, enum report_kind kind, const char *tz, struct report_query *q,
+                           char bufs[3][1024])
+{
+        *q = (struct report_query){ .kind = kind, .tz = tz, .since = a->since, .until = a->until };
+        if (a->cost)
+                (void)report_cost_parse(a->cost, &q->cost);
+        if (a->breakdown)
+                (void)report_breakdown_parse(a->breakdown, &q->breakdown);
+        if (a->week_start)
+                q->week_start_set = report_week_start_parse(a->week_start, &q->week_start) == 0;
+        q->merge_worktrees = a->seen & O_MERGE_WT;
+        snprintf(bufs[0], 1024, "%s", a->harness);
+        if (bufs[0][0] && report_parse_harness_list(bufs[0], q) < 0)
+                return usage_error("too many harnesses in --harness %s", a->harness);
+        q->team = a->seen & O_TEAM;
+        if (a->by)
+                (void)report_by_parse(a->by, &q->by);
+        for (int k = 0; k < 2; k++) {
+                const char **list = k ? q->users : q->machines;
+                char *save = NULL, *b = bufs[1 + k];
+                size_t n = 0;
+                snprintf(b, 1024, "%s", k ? a->users : a->machines);
+                for (char *t = strtok_r(b, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                        if (n + 1 >= REPORT_PARTY_FILTER_MAX)
+                                return usage_error("too many names in %s", k ? "--user" : "--machine");
+                        list[n++] = t;
+                }
+        }
+        return EXIT_OK;
+}
+
+/* --team: the team server, through the same builder and renderer. */
+static int report_from_team(struct args *a, enum report_kind kind, const char *tz, enum render_format fmt)
+{
+        _cleanup_json_ struct json_object *rep = NULL;
+        struct report_query q;
+        char bufs[3][1024], err[1024];
+        int r = query_from_args(a, kind, tz, &q, bufs);
+
+        if (r != EXIT_OK)
+                return r;
+        r = team_report(a->url, &q, &rep, err, sizeof(err));
+        if (r == -EINVAL)
+                return usage_error("%s", err);
+        if (r < 0) {
+                fprintf(stderr, "agentmeterctl: %s\n", err);
+                return EXIT_ERR;
+        }
+        return show_report(a, rep, fmt) < 0 ? EXIT_ERR : EXIT_OK;
+}
+
 /* No daemon: the ledger, read-only, by this process. */
 static int report_from_ledger(struct args *a, enum report_kind kind, const char *tz,
                               enum render_format fmt)
 {
         _cleanup_(ledger_closep) struct ledger *l = NULL;
         _cleanup_json_ struct json_object *rep = NULL;
-        struct report_query q = { .kind = kind, .tz = tz, .since = a->since, .until = a->until };
-        if (a->cost)
-                (void)report_cost_parse(a->cost, &q.cost); /* checked by cmd_report */
-        if (a->breakdown)
-                (void)report_breakdown_parse(a->breakdown, &q.breakdown);
-        if (a->week_start)
-                q.week_start_set = report_week_start_parse(a->week_start, &q.week_start) == 0;
-        q.merge_worktrees = a->seen & O_MERGE_WT;
-        char dir[PATH_MAX], hbuf[sizeof(a->harness)];
+        struct report_query q;
+        char dir[PATH_MAX], bufs[3][1024];
         const char *err = NULL;
-        int r;
+        int r = query_from_args(a, kind, tz, &q, bufs);
+
+        if (r != EXIT_OK)
+                return r;
 
         if (a->state_dir)
                 snprintf(dir, sizeof(dir), "%s", a->state_dir);
@@ -266,9 +319,6 @@ static int report_from_ledger(struct args *a, enum report_kind kind, const char 
                         why && *why ? why : strerror(-r));
                 return EXIT_ERR;
         }
-        snprintf(hbuf, sizeof(hbuf), "%s", a->harness);
-        if (hbuf[0] && report_parse_harness_list(hbuf, &q) < 0)
-                return usage_error("too many harnesses in --harness %s", a->harness);
         r = report_run(l, &q, &rep, &err);
         if (r == -EINVAL)
                 return usage_error("%s", err ? err : "invalid report query");
@@ -325,6 +375,11 @@ static int cmd_report(struct args *a)
                 return usage_error("%s", "--week-start applies to the weekly report");
         if ((a->seen & O_MERGE_WT) && kind != REPORT_PROJECT)
                 return usage_error("%s", "--merge-worktrees applies to the project report");
+        if ((a->seen & (O_BY | O_MACHINE | O_USER | O_URL)) && !(a->seen & O_TEAM))
+                return usage_error("%s", "--by, --machine, --user and --url apply to --team reports");
+        enum report_by by;
+        if (a->by && report_by_parse(a->by, &by) < 0)
+                return usage_error("--by wants machine or user, not '%s'", a->by);
         if (!req)
                 return EXIT_ERR;
         if (a->breakdown)
@@ -356,6 +411,8 @@ static int cmd_report(struct args *a)
                 json_object_object_add(req, "harness", h);
         }
 
+        if (a->seen & O_TEAM) /* the team server, not the daemon */
+                return report_from_team(a, kind, tz, fmt);
         char *line = NULL;
         const char *text;
         size_t len, text_len;
@@ -556,6 +613,13 @@ static int cmd_statusline(struct args *a)
         return EXIT_OK; /* the status line shows what went wrong; Claude Code needs no status */
 }
 
+static int cmd_team(struct args *a)
+{
+        if (strcmp(a->pos[1], "init") == 0)
+                return team_init(a->url, stdout, stderr);
+        return usage_error("unknown team command '%s' (init)", a->pos[1]);
+}
+
 static int cmd_help(struct args *a)
 {
         (void)a;
@@ -567,7 +631,9 @@ static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0 },
         { "sources", cmd_sources, O_JSON, 0 },
         { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
-                                  O_WEEK_START | O_MERGE_WT | O_CHART, 1 },
+                                  O_WEEK_START | O_MERGE_WT | O_CHART | O_TEAM | O_BY | O_MACHINE | O_USER |
+                                  O_URL, 1 },
+        { "team", cmd_team, O_URL, 1 },
         { "tail", cmd_tail, O_JSON, 0 },
         { "top", cmd_top, 0, 0 },
         { "metrics", cmd_metrics, 0, 0 },
@@ -593,6 +659,9 @@ static const struct option longopts[] = {
         { "week-start", required_argument, NULL, 'W' },
         { "merge-worktrees", no_argument, NULL, 'G' },
         { "format", required_argument, NULL, 'F' },
+        { "team", no_argument, NULL, 'T' },          { "by", required_argument, NULL, 'b' },
+        { "machine", required_argument, NULL, 'm' }, { "user", required_argument, NULL, 'U' },
+        { "url", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
 };
@@ -604,7 +673,8 @@ static const char *opt_name(unsigned bit)
                 { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
                 { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_CHART, "--chart" }, { O_COST, "--cost" }, { O_METRICS_DIR, "--metrics-dir" },
                 { O_BREAKDOWN, "--breakdown" }, { O_WEEK_START, "--week-start" },
-                { O_MERGE_WT, "--merge-worktrees" }, { O_FORMAT, "--format" },
+                { O_MERGE_WT, "--merge-worktrees" }, { O_FORMAT, "--format" }, { O_TEAM, "--team" },
+                { O_BY, "--by" }, { O_MACHINE, "--machine" }, { O_USER, "--user" }, { O_URL, "--url" },
         };
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (names[i].bit == bit)
@@ -631,6 +701,19 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 'W': a->seen |= O_WEEK_START, a->week_start = optarg; break;
                 case 'G': a->seen |= O_MERGE_WT; break;
                 case 'F': a->seen |= O_FORMAT, a->format = optarg; break;
+                case 'T': a->seen |= O_TEAM; break;
+                case 'b': a->seen |= O_BY, a->by = optarg; break;
+                case 'L': a->seen |= O_URL, a->url = optarg; break;
+                case 'm':
+                case 'U': {
+                        char *list = c == 'm' ? a->machines : a->users;
+                        size_t l = strlen(list);
+                        a->seen |= c == 'm' ? O_MACHINE : O_USER;
+                        if (l + strlen(optarg) + 2 > sizeof(a->machines))
+                                return usage_error("%s", "--machine or --user list too long");
+                        snprintf(list + l, sizeof(a->machines) - l, "%s%s", l ? "," : "", optarg);
+                        break;
+                }
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;
