@@ -153,6 +153,7 @@ run: deps all
 
 bench: deps all
 	tests/bench/run.sh $(abspath $(BUILD))
+	tests/bench/team.sh $(abspath $(BUILD))
 
 lint-man:
 	mandoc -Tlint -Wwarning man/agentmeterd.8 man/agentmeterctl.1

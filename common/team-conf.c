@@ -168,7 +168,7 @@ static void machine_id(char *buf, size_t cap, const char *host)
                 if (got && strlen(buf) >= 16)
                         return;
         }
-        snprintf(buf, cap, "host:%s", host);
+        snprintf(buf, cap, "host:%.100s", host);
 }
 
 static void defaults(struct team_conf *c)

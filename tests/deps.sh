@@ -3,7 +3,8 @@
 # Silent when everything is there; needs root (or sudo) otherwise.
 pkgs="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev lmdb-utils libzstd-dev \
 libxxhash-dev libsqlite3-dev sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus time \
-libncurses-dev tmux python3-dbus python3-gi prometheus prometheus-node-exporter curl"
+libncurses-dev tmux python3-dbus python3-gi prometheus prometheus-node-exporter curl \
+libpq-dev postgresql-15 postgresql-client-15"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

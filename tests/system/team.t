@@ -123,7 +123,10 @@ new_call A msg_K2 12
 new_call U msg_K1 11
 new_call U msg_K2 12
 check "kill: alpha metered the calls" wait_until 20 holds '[ "$(tstat A backlog)" -ge 2 ]'
-sleep 0.3 # the commit's group is written; nothing else will write
+# the ledger quiet (no write for a second): the next write is the batch's acknowledgement
+txn_id() { mdb_stat -n -e "$T/A/state/agentmeterd/ledger.mdb" | sed -n 's/.*Last transaction ID: //p'; }
+quiet() { local a; a=$(txn_id); sleep 1; [ "$a" = "$(txn_id)" ]; }
+check "kill: alpha's ledger is quiet" wait_until 20 quiet
 "$HOLD" "$T/A/state/agentmeterd/ledger.mdb" >"$T/hold.out" 2>&1 &
 HPID=$!
 check "kill: the ledger's writer lock is held" wait_until 10 grep -q held "$T/hold.out"
