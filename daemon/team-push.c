@@ -1,7 +1,7 @@
 /* The team push (team-push.h): a state machine on sd-event around one
- * non-blocking libpq connection. Host names are resolved with
- * getaddrinfo_a and handed to libpq as hostaddr (libpq itself would
- * resolve them blocking); connect, handshake and each batch have a
+ * non-blocking libpq connection. Host names are resolved first
+ * (team-resolve.c: libpq itself would resolve them blocking); connect,
+ * handshake and each batch have a
  * deadline. A batch is one query string, so one round trip:
  *   BEGIN; COPY am_rows FROM STDIN; COPY am_calls FROM STDIN;
  *   <the merge>; UPDATE meters SET acked_seq ...; COMMIT
@@ -13,25 +13,21 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <libpq-fe.h>
-#include <netdb.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include "ledger-outbox.h"
 #include "log.h"
-#include "team-copy.h"
+#include "team-batch.h"
 #include "team-push.h"
+#include "team-resolve.h"
 #include "team-schema.h"
 #include "timefmt.h"
 
-#define BATCH_ITEMS 5000            /* entries per batch ... */
-#define BATCH_BYTES (4u << 20)      /* ... or this much COPY text */
 #define COPY_CHUNK (64u << 10)
 #define IDLE_POLL_USEC 500000ULL    /* an idle connection looks at the outbox this often */
 #define BACKOFF_MIN_MS 1000
@@ -70,16 +66,8 @@ struct team_push {
         enum state state;
         PGconn *conn;
         int fd;
-        sd_event_source *io, *deadline, *retry, *poll, *resolve_io;
-        /* resolution */
-        struct gaicb *gai[MAX_HOSTS];
-        struct addrinfo hints;
-        char *hosts[MAX_HOSTS]; /* the host entries; NULL: needs no resolving */
-        size_t n_hosts;
-        int resolve_fd; /* eventfd the resolver's threads write to */
-#define ZOMBIES_MAX 8
-        struct gaicb *zombie[ZOMBIES_MAX]; /* given up on, not yet ended */
-        char *zombie_name[ZOMBIES_MAX];
+        sd_event_source *io, *deadline, *retry, *poll;
+        struct team_resolve *resolve; /* the url's host names */
 
         /* the query in flight */
         enum op op;
@@ -97,10 +85,8 @@ struct team_push {
         int id_renewals;
 
         /* the batch */
-        struct team_buf rows, calls, sql;
-        uint64_t batch_last;
-        uint64_t batch_rows, batch_calls;
-        struct dedupe *seen;
+        struct team_buf sql;
+        struct team_batch batch;
         uint64_t counter_seen; /* the ledger's outbox counter when last looked */
 
         /* status */
@@ -238,58 +224,6 @@ static void drop_connection(struct team_push *p)
         p->connected_since_ms = 0;
 }
 
-/* Frees the abandoned lookups that ended (all of them, waiting, with wait). */
-static void reap(struct team_push *p, bool wait)
-{
-        for (size_t z = 0; z < ZOMBIES_MAX; z++) {
-                if (!p->zombie[z])
-                        continue;
-                if (gai_error(p->zombie[z]) == EAI_INPROGRESS) {
-                        if (!wait)
-                                continue;
-                        const struct gaicb *list[1] = { p->zombie[z] };
-                        (void)gai_suspend(list, 1, NULL);
-                }
-                if (p->zombie[z]->ar_result)
-                        freeaddrinfo(p->zombie[z]->ar_result);
-                free(p->zombie[z]);
-                free(p->zombie_name[z]);
-                p->zombie[z] = NULL;
-                p->zombie_name[z] = NULL;
-        }
-}
-
-static void resolve_cancel(struct team_push *p)
-{
-        reap(p, false);
-        for (size_t i = 0; i < MAX_HOSTS; i++) {
-                if (!p->gai[i])
-                        continue;
-                if (gai_cancel(p->gai[i]) == EAI_NOTCANCELED) {
-                        /* still resolving (a slow DNS): kept until it ends,
-                         * never waited for on the loop */
-                        size_t z = 0;
-                        while (z < ZOMBIES_MAX && p->zombie[z])
-                                z++;
-                        if (z < ZOMBIES_MAX) {
-                                p->zombie[z] = p->gai[i];
-                                p->zombie_name[z] = p->hosts[i] ? strdup(p->hosts[i]) : NULL;
-                                p->gai[i]->ar_name = p->zombie_name[z] ? p->zombie_name[z] : "";
-                                p->gai[i] = NULL;
-                                continue;
-                        }
-                        const struct gaicb *list[1] = { p->gai[i] };
-                        (void)gai_suspend(list, 1, NULL); /* too many slow lookups: wait */
-                }
-                if (p->gai[i]->ar_result)
-                        freeaddrinfo(p->gai[i]->ar_result);
-                free(p->gai[i]);
-                p->gai[i] = NULL;
-        }
-        if (!p->zombie[0])
-                p->resolve_io = sd_event_source_disable_unref(p->resolve_io);
-}
-
 static int on_retry(sd_event_source *s, uint64_t usec, void *u)
 {
         struct team_push *p = u;
@@ -318,7 +252,7 @@ static void fail(struct team_push *p, const char *fmt, ...)
         va_end(ap);
         msg[strcspn(msg, "\n")] = 0;
         drop_connection(p);
-        resolve_cancel(p);
+        team_resolve_cancel(p->resolve);
         deadline_off(p);
         if (p->poll)
                 (void)sd_event_source_set_enabled(p->poll, SD_EVENT_OFF);
@@ -402,35 +336,16 @@ static void quiet(void *arg, const char *message)
 /* The parsed url with hostaddr set from the resolved names. */
 static void connect_now(struct team_push *p)
 {
-        char addrs[MAX_HOSTS * (INET6_ADDRSTRLEN + 1)] = "";
+        char addrs[MAX_HOSTS * (INET6_ADDRSTRLEN + 1)], b[ERR_MAX];
         const char *kw[64], *val[64];
         size_t n = 0;
-        bool any = false;
-        char b[ERR_MAX];
+        bool any;
 
-        for (size_t i = 0; i < p->n_hosts; i++) {
-                char a[INET6_ADDRSTRLEN] = "";
-                if (p->gai[i]) {
-                        int e = gai_error(p->gai[i]);
-                        struct addrinfo *ai = p->gai[i]->ar_result;
-                        if (e != 0 || !ai) {
-                                if (p->n_hosts == 1) {
-                                        fail(p, "cannot resolve host name \"%s\": %s", p->hosts[i],
-                                             gai_strerror(e));
-                                        return;
-                                }
-                        } else if (ai->ai_family == AF_INET) {
-                                inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, a, sizeof(a));
-                        } else if (ai->ai_family == AF_INET6) {
-                                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, a, sizeof(a));
-                        }
-                        any = any || a[0];
-                }
-                if (i)
-                        strcat(addrs, ",");
-                strcat(addrs, a);
+        if (team_resolve_hostaddr(p->resolve, addrs, sizeof(addrs), b, sizeof(b)) < 0) {
+                fail(p, "%s", b);
+                return;
         }
-        resolve_cancel(p);
+        any = addrs[0] != 0;
         for (size_t i = 0; i < p->n_kw && n < 60; i++) {
                 if (any && strcmp(p->kw[i], "hostaddr") == 0)
                         continue;
@@ -454,74 +369,29 @@ static void connect_now(struct team_push *p)
         io_update(p);
 }
 
-static void resolved(struct team_push *p)
-{
-        for (size_t i = 0; i < p->n_hosts; i++)
-                if (p->gai[i] && gai_error(p->gai[i]) == EAI_INPROGRESS)
-                        return;
-        connect_now(p);
-}
-
-static int on_resolve_io(sd_event_source *s, int fd, uint32_t revents, void *u)
+static void on_resolved(void *u)
 {
         struct team_push *p = u;
-        uint64_t v;
-        (void)s;
-        (void)revents;
-        (void)!read(fd, &v, sizeof(v));
-        reap(p, false);
         if (p->state == S_RESOLVING)
-                resolved(p);
-        else if (!p->zombie[0])
-                p->resolve_io = sd_event_source_disable_unref(p->resolve_io);
-        return 0;
-}
-
-static void resolver_done(union sigval sv)
-{
-        uint64_t one = 1;
-        (void)!write(sv.sival_int, &one, sizeof(one)); /* in the resolver's thread */
+                connect_now(p);
 }
 
 static void start_connect(struct team_push *p)
 {
-        struct sigevent sev = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = resolver_done };
-        struct gaicb *list[MAX_HOSTS];
-        size_t n = 0;
+        int r;
 
         drop_connection(p);
-        resolve_cancel(p);
+        team_resolve_cancel(p->resolve);
         p->state = S_RESOLVING;
         p->next_retry_ms = 0;
         deadline_in(p, p->conf.connect_timeout_s);
-        for (size_t i = 0; i < p->n_hosts; i++) {
-                if (!p->hosts[i])
-                        continue;
-                p->gai[i] = calloc(1, sizeof(*p->gai[i]));
-                if (!p->gai[i]) {
-                        fail(p, "out of memory");
-                        return;
-                }
-                p->gai[i]->ar_name = p->hosts[i];
-                p->gai[i]->ar_request = &p->hints;
-                list[n++] = p->gai[i];
-        }
-        if (n == 0) {
+        if (!team_resolve_needed(p->resolve)) {
                 connect_now(p);
                 return;
         }
-        if (sd_event_add_io(p->event, &p->resolve_io, p->resolve_fd, EPOLLIN, on_resolve_io, p) < 0) {
-                p->resolve_io = NULL;
-                fail(p, "cannot watch the resolver");
-                return;
-        }
-        sev.sigev_value.sival_int = p->resolve_fd;
-        int e = getaddrinfo_a(GAI_NOWAIT, list, (int)n, &sev);
-        if (e != 0) {
-                fail(p, "cannot resolve host names: %s", gai_strerror(e));
-                return;
-        }
-        resolved(p); /* some may be done already */
+        r = team_resolve_start(p->resolve);
+        if (r < 0)
+                fail(p, "cannot resolve host names: %s", strerror(-r));
 }
 
 /* ---- results --------------------------------------------------------------- */
@@ -696,15 +566,15 @@ static void op_done(struct team_push *p)
                 next_batch(p);
                 break;
         case OP_BATCH:
-                r = ledger_outbox_ack(p->ledger, p->batch_last);
+                r = ledger_outbox_ack(p->ledger, p->batch.last);
                 if (r < 0) {
                         /* the server has it; the next connection's cursor check moves the ledger */
                         fail(p, "the server committed a batch but the ledger could not record it: %s",
                              strerror(-r));
                         return;
                 }
-                p->rows_sent += p->batch_rows;
-                p->calls_sent += p->batch_calls;
+                p->rows_sent += p->batch.n_rows;
+                p->calls_sent += p->batch.n_calls;
                 p->batches++;
                 p->last_push_ms = timefmt_now_ms();
                 next_batch(p);
@@ -718,7 +588,7 @@ static void op_done(struct team_push *p)
 
 static const struct team_buf *copy_buf(struct team_push *p)
 {
-        return p->copy_phase == 1 ? &p->rows : &p->calls;
+        return p->copy_phase == 1 ? &p->batch.rows : &p->batch.calls;
 }
 
 /* Writes COPY data and the rest of the query; false when the socket is full. */
@@ -833,75 +703,22 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *u)
 
 /* ---- batches ----------------------------------------------------------------- */
 
-/* The entries of one batch, each key once (the ledger's current row is
- * what goes; a second entry for it adds nothing, except a reprice). */
-struct dedupe {
-        size_t nslot;
-        struct slot {
-                uint8_t used, type;
-                uint8_t key[ROW_KEY_SIZE];
-        } *slot;
-};
-
-static int seen_before(struct dedupe *d, uint8_t type, const struct row_key *k)
-{
-        uint64_t h;
-        memcpy(&h, k->b, sizeof(h));
-        for (size_t i = (h ^ type) & (d->nslot - 1);; i = (i + 1) & (d->nslot - 1)) {
-                struct slot *s = &d->slot[i];
-                if (!s->used) {
-                        s->used = 1;
-                        s->type = type;
-                        memcpy(s->key, k->b, ROW_KEY_SIZE);
-                        return 0;
-                }
-                if (s->type == type && memcmp(s->key, k->b, ROW_KEY_SIZE) == 0)
-                        return 1;
-        }
-}
-
-static int batch_cb(const struct outbox_item *it, void *u)
-{
-        struct team_push *p = u;
-        int r;
-
-        if (p->rows.len + p->calls.len >= BATCH_BYTES)
-                return 1; /* full: this entry goes in the next batch */
-        if (seen_before(p->seen, it->type, &it->key)) {
-                /* the row went already; a reprice flag must reach the
-                 * server with it, so that entry starts the next batch */
-                return (it->flags & OUTBOX_F_REPRICED) ? 1 : 0;
-        }
-        if (it->row) {
-                r = team_copy_row(&p->rows, it->row, it->flags & OUTBOX_F_REPRICED);
-                p->batch_rows++;
-        } else {
-                r = team_copy_call(&p->calls, &it->key, it->call);
-                p->batch_calls++;
-        }
-        return r;
-}
-
 static void next_batch(struct team_push *p)
 {
         char b[ERR_MAX];
         int r;
 
         p->counter_seen = ledger_outbox_counter(p->ledger);
-        team_buf_reset(&p->rows);
-        team_buf_reset(&p->calls);
-        p->batch_rows = p->batch_calls = 0;
-        memset(p->seen->slot, 0, p->seen->nslot * sizeof(*p->seen->slot));
-        r = ledger_outbox_read(p->ledger, BATCH_ITEMS, batch_cb, p, &p->batch_last);
+        r = team_batch_read(&p->batch, p->ledger);
         if (r < 0) {
                 fail(p, "cannot read the outbox: %s", strerror(-r));
                 return;
         }
-        if (p->batch_last == 0) {
+        if (p->batch.last == 0) {
                 idle(p);
                 return;
         }
-        r = team_batch_sql(p->sql.p, p->sql.cap, p->meter_id, p->batch_last, p->batch_rows, p->batch_calls);
+        r = team_batch_sql(p->sql.p, p->sql.cap, p->meter_id, p->batch.last, p->batch.n_rows, p->batch.n_calls);
         if (r < 0) {
                 fail(p, "batch statement too long (a bug)");
                 return;
@@ -926,37 +743,6 @@ static void next_batch(struct team_push *p)
 
 /* ---- life -------------------------------------------------------------------- */
 
-static bool is_name(const char *h)
-{
-        struct in6_addr a6;
-        struct in_addr a4;
-        return h[0] && h[0] != '/' && h[0] != '@' && inet_pton(AF_INET, h, &a4) != 1 &&
-               inet_pton(AF_INET6, h, &a6) != 1;
-}
-
-/* The host list: which entries are names to resolve (none when the url
- * gives hostaddr itself). */
-static void split_hosts(struct team_push *p, const char *host, bool have_hostaddr)
-{
-        const char *s = host;
-
-        p->n_hosts = 0;
-        if (!host || have_hostaddr)
-                return;
-        while (p->n_hosts < MAX_HOSTS) {
-                size_t n = strcspn(s, ",");
-                char *h = strndup(s, n);
-                if (h && !is_name(h)) {
-                        free(h);
-                        h = NULL;
-                }
-                p->hosts[p->n_hosts++] = h;
-                if (!s[n])
-                        break;
-                s += n + 1;
-        }
-}
-
 int team_push_new(sd_event *e, struct ledger *l, const struct team_conf *conf,
                   const char *const *keywords, const char *const *values,
                   void (*on_refill)(void *u), void *u, struct team_push **ret)
@@ -976,21 +762,13 @@ int team_push_new(sd_event *e, struct ledger *l, const struct team_conf *conf,
         p->u = u;
         p->conf = *conf;
         p->fd = -1;
-        p->resolve_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        p->hints.ai_socktype = SOCK_STREAM;
-        p->hints.ai_flags = AI_ADDRCONFIG;
         for (const char *const *k = keywords; *k; k++)
                 n++;
         p->kw = calloc(n + 5, sizeof(char *));
         p->val = calloc(n + 5, sizeof(char *));
-        p->seen = calloc(1, sizeof(*p->seen));
-        if (p->seen) {
-                p->seen->nslot = 16384; /* > 2 x BATCH_ITEMS, a power of two */
-                p->seen->slot = calloc(p->seen->nslot, sizeof(*p->seen->slot));
-        }
         p->sql.cap = 32768;
         p->sql.p = malloc(p->sql.cap);
-        if (!p->kw || !p->val || !p->seen || !p->seen->slot || !p->sql.p || p->resolve_fd < 0) {
+        if (!p->kw || !p->val || !p->sql.p) {
                 team_push_free(p);
                 return -ENOMEM;
         }
@@ -1026,7 +804,10 @@ int team_push_new(sd_event *e, struct ledger *l, const struct team_conf *conf,
                 }
         snprintf(p->server, sizeof(p->server), "%s%s%s/%s", host ? host : "(local socket)",
                  port ? ":" : "", port ? port : "", db ? db : "(default database)");
-        split_hosts(p, host, have_hostaddr);
+        if (team_resolve_new(e, have_hostaddr ? NULL : host, on_resolved, p, &p->resolve) < 0) {
+                team_push_free(p);
+                return -ENOMEM;
+        }
         start_connect(p);
         *ret = p;
         return 0;
@@ -1037,9 +818,7 @@ struct team_push *team_push_free(struct team_push *p)
         if (!p)
                 return NULL;
         drop_connection(p);
-        resolve_cancel(p);
-        reap(p, true);
-        p->resolve_io = sd_event_source_disable_unref(p->resolve_io);
+        p->resolve = team_resolve_free(p->resolve);
         sd_event_source_disable_unref(p->deadline);
         sd_event_source_disable_unref(p->retry);
         sd_event_source_disable_unref(p->poll);
@@ -1047,18 +826,10 @@ struct team_push *team_push_free(struct team_push *p)
                 free(p->kw[i]);
                 free(p->val[i]);
         }
-        for (size_t i = 0; i < MAX_HOSTS; i++)
-                free(p->hosts[i]);
         free(p->kw);
         free(p->val);
-        if (p->seen)
-                free(p->seen->slot);
-        free(p->seen);
-        team_buf_free(&p->rows);
-        team_buf_free(&p->calls);
+        team_batch_free(&p->batch);
         free(p->sql.p);
-        if (p->resolve_fd >= 0)
-                close(p->resolve_fd);
         sd_event_unref(p->event);
         free(p);
         return NULL;

@@ -40,7 +40,9 @@ stop_d() {
 	local n=$1
 	[ -n "${DPIDS[$n]:-}" ] || return 0
 	kill -TERM "${DPIDS[$n]}" 2>/dev/null; wait "${DPIDS[$n]}" 2>/dev/null
+	local rc=$?
 	DPIDS[$n]=
+	return $rc
 }
 stop_all() { local n; for n in "${!DPIDS[@]}"; do stop_d "$n"; done; }
 cleanup_team() { stop_all; cleanup_env; }

@@ -111,7 +111,7 @@ rm -f "$CONF"
 reload
 check "team.conf removed: not configured" wait_until 10 holds '[ "$(ctl C status --json | jq .team.configured)" = false ]'
 metered "team.conf removed"
-stop_d C
+check "the daemon stops cleanly (exit 0; under ASan: no leak)" stop_d C
 is "$(mdb_stat -n -s outbox "$T/C/state/agentmeterd/ledger.mdb" 2>/dev/null | sed -n 's/^ *Entries: //p')" 0 \
 	"team.conf removed: the outbox is empty and a new call adds nothing to it"
 stop_all

@@ -170,5 +170,6 @@ is "$(team_rep B daily)" "$(union_rep daily)" "mid-batch: the team report equals
 is "$(pg_q "SELECT count(*) FROM agentmeter.usage")" "$(union_rep daily | jq .totals.events)" \
 	"mid-batch: every row on the server once"
 
-stop_all
+check "alpha stops cleanly (exit 0; under ASan: no leak)" stop_d A
+check "beta stops cleanly" stop_d B
 done_testing
