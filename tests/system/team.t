@@ -170,6 +170,22 @@ is "$(team_rep B daily)" "$(union_rep daily)" "mid-batch: the team report equals
 is "$(pg_q "SELECT count(*) FROM agentmeter.usage")" "$(union_rep daily | jq .totals.events)" \
 	"mid-batch: every row on the server once"
 
+# ---- a reprice is sent again: a lower price replaces the stored costs ----
+cost0=$(team_rep A daily --harness claude | jq .totals.cost_usd)
+for h in A B U; do
+	printf 'price claude-sonnet-4-5 in=0.5 out=1 cache_read=0.05 cw5m=0.5 cw1h=1\n' >"$T/$h/config/agentmeterd/prices.conf"
+done
+fix_owner
+ctl A reprice >/dev/null && ctl B reprice >/dev/null
+ok $? "reprice on both machines"
+union_once # repriced as it starts: the table changed
+check "reprice: alpha sends the repriced rows" wait_until 30 holds 'drained A'
+check "reprice: beta too" wait_until 30 holds 'drained B'
+cost1=$(team_rep A daily --harness claude | jq .totals.cost_usd)
+check "reprice: the team's claude cost went down ($cost0 -> $cost1)" holds "python3 -c 'import sys; sys.exit(not $cost1 < $cost0)'"
+is "$(team_rep A daily)" "$(union_rep daily)" "reprice: the team report equals the repriced union's"
+is "$(team_rep A session)" "$(union_rep session)" "reprice: sessions too"
+
 check "alpha stops cleanly (exit 0; under ASan: no leak)" stop_d A
 check "beta stops cleanly" stop_d B
 done_testing
