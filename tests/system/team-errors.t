@@ -61,6 +61,28 @@ reload
 err_is "no server" retrying "No such file or directory"
 metered "no server"
 
+# ---- a server that accepts and never answers: the connect timeout ----
+mkdir -p "$T/hang"
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+conns = []
+end = time.time() + 120
+while time.time() < end:
+    s.settimeout(1)
+    try: conns.append(s.accept()[0])
+    except OSError: pass
+' "$T/hang/.s.PGSQL.5432" &
+HANG=$!
+wait_until 5 test -S "$T/hang/.s.PGSQL.5432"
+[ -n "${AS_USER:-}" ] && chown -R "$AS_USER:" "$T/hang"
+chmod 777 "$T/hang/.s.PGSQL.5432"
+conf "url = host=$T/hang dbname=team" "machine = gamma" "connect_timeout = 1"
+reload
+err_is "a server that never answers" retrying "no connection within 1 s (connect_timeout)"
+metered "a server that never answers"
+kill "$HANG"; wait "$HANG" 2>/dev/null
+
 # ---- a failed login ----
 pg_init_team() {
 	ctl C team init --url "$PGURL" >/dev/null
@@ -90,6 +112,20 @@ check "a private team.conf: connected, and the history sent (writer and reader r
 	wait_until 30 holds 'drained C'
 is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily --json | jq -c .totals)" \
 	"everything metered before the team was configured is on the server"
+
+# ---- a batch the server holds too long: the query timeout ----
+psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(6)" \
+	>/dev/null 2>&1 &
+LPID=$!
+conf "url = host=$PGD dbname=team user=carol password=right-horse" "machine = gamma" "query_timeout = 1"
+reload
+python3 "$T/pi_call.py" call "$PI" --cost 0.01 --model model-a
+err_is "a batch held by a lock" retrying "statement timeout"
+wait "$LPID" 2>/dev/null
+reload
+check "the lock gone: the batch goes through" wait_until 30 holds 'drained C'
+conf "url = host=$PGD dbname=team user=carol password=right-horse" "machine = gamma"
+reload
 
 # ---- a schema newer than this daemon ----
 pg_q "UPDATE agentmeter.schema_info SET version = 99" >/dev/null
