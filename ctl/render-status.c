@@ -224,7 +224,7 @@ static void team(FILE *f, struct json_object *t)
                 return;
         fprintf(f, "team          %s", or_dash(state));
         if (jstr(t, "server"))
-                fprintf(f, " %s %s", state && strcmp(state, "connected") == 0 ? "to" : "-",
+                fprintf(f, "%s %s", state && strcmp(state, "connected") == 0 ? " to" : "",
                         termtext_tmp(jstr(t, "server")));
         if (jstr(t, "machine"))
                 fprintf(f, " as machine %s", termtext_tmp(jstr(t, "machine")));

@@ -81,7 +81,6 @@ struct team_push {
         /* handshake */
         int meter_id;
         uint64_t server_acked;
-        bool meter_inserted;
         int id_renewals;
 
         /* the batch */
@@ -436,7 +435,6 @@ static void on_result(struct team_push *p, PGresult *res)
         } else if (p->op == OP_METER && st == PGRES_TUPLES_OK && PQntuples(res) == 1) {
                 p->meter_id = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
                 p->server_acked = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
-                p->meter_inserted = PQgetvalue(res, 0, 2)[0] == 't';
         }
 }
 
@@ -447,7 +445,7 @@ static void send_meter(struct team_push *p)
                 " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (machine_key, ledger_id) DO UPDATE SET"
                 " machine = EXCLUDED.machine, user_name = EXCLUDED.user_name,"
                 " agent_version = EXCLUDED.agent_version"
-                " RETURNING id, acked_seq, (xmax = 0)";
+                " RETURNING id, acked_seq";
         struct outbox_state st;
         char id[2 * OUTBOX_ID_SIZE + 1], b[ERR_MAX];
         const char *params[5];

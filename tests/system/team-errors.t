@@ -142,6 +142,24 @@ check "schema back: the calls metered meanwhile arrive" wait_until 30 holds 'dra
 is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily --json | jq -c .totals)" \
 	"the team report equals the local one again"
 
+# ---- the server restored from an older backup: behind the ledger ----
+terminate() { pg_q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agentmeterd'" >/dev/null; }
+pg_q "DELETE FROM agentmeter.calls; DELETE FROM agentmeter.usage; UPDATE agentmeter.meters SET acked_seq = 0" >/dev/null
+terminate
+check "server behind: the daemon sends its whole ledger again" wait_until 30 holds \
+	'drained C && [ "$(ctl C report daily --team --json | jq .totals.events)" = "$(local_events C)" ]'
+check "server behind: logged" grep -q "lacks part of this ledger's history" "$T/C.log"
+is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily --json | jq -c .totals)" \
+	"server behind: the team report equals the local one"
+
+# ---- the ledger restored from an older backup: the server ahead ----
+pg_q "UPDATE agentmeter.meters SET acked_seq = acked_seq + 1000000" >/dev/null
+terminate
+check "server ahead: the daemon takes a new identity and sends everything" wait_until 30 holds \
+	'drained C && [ "$(pg_q "SELECT count(*) FROM agentmeter.meters WHERE machine = '"'gamma'"'")" = 2 ]'
+is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily --json | jq -c .totals)" \
+	"server ahead: still each row once"
+
 # ---- team.conf removed: the outbox is emptied, nothing accumulates ----
 rm -f "$CONF"
 reload
