@@ -364,30 +364,33 @@ int ledger_outbox_new_id(struct ledger *l)
 
 /* ---- reading and acknowledging ------------------------------------------- */
 
-int ledger_outbox_read(struct ledger *l, size_t max,
+int ledger_outbox_read(struct ledger *l, uint64_t after, size_t max,
                        int (*cb)(const struct outbox_item *it, void *u), void *u,
                        uint64_t *ret_last)
 {
+        uint8_t from[8];
         struct usage_row *row;
         struct activity_entry call;
         MDB_cursor *c = NULL;
         MDB_txn *txn = NULL;
         MDB_val k, v;
-        uint64_t last = 0;
+        uint64_t last = after;
         size_t n = 0;
         int r, rc;
 
-        if (!l->outbox_dbi) {
-                *ret_last = 0;
+        if (!l->outbox_dbi || after == UINT64_MAX) {
+                *ret_last = after;
                 return 0;
         }
+        be64_put(from, after + 1);
         row = malloc(sizeof(*row));
         if (!row)
                 return -ENOMEM;
         r = ledger_read_begin(l, &txn);
         if (r == 0)
                 r = ledger_errno(mdb_cursor_open(txn, l->dbi[DB_OUTBOX], &c));
-        for (rc = r ? MDB_NOTFOUND : mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < max;
+        k = (MDB_val){.mv_size = 8, .mv_data = from};
+        for (rc = r ? MDB_NOTFOUND : mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0 && n < max;
              rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
                 struct outbox_item it = {0};
                 MDB_val dk, dv;

@@ -62,10 +62,10 @@ struct outbox_item {
         const struct usage_row *row;
         const struct activity_entry *call;
 };
-/* Reads up to max entries from the oldest, in one read txn; cb may stop
- * the walk by returning non-zero (> 0: stop, no error). *ret_last: the
- * highest seq read (0: none). */
-int ledger_outbox_read(struct ledger *l, size_t max,
+/* Reads up to max entries numbered after `after` (0: from the oldest), in
+ * one read txn; cb may stop the walk by returning non-zero (> 0: stop, no
+ * error). *ret_last: the highest seq taken (`after` when none). */
+int ledger_outbox_read(struct ledger *l, uint64_t after, size_t max,
                        int (*cb)(const struct outbox_item *it, void *u), void *u,
                        uint64_t *ret_last);
 

@@ -14,7 +14,7 @@
 #include "team-push.h"
 #include "team.h"
 
-#define FILL_ITEMS 4096 /* entries queued per slice of the walk */
+#define FILL_ITEMS 4096 /* entries queued per slice of the walk (~1 ms of the loop) */
 
 struct team {
         struct ledger *ledger;

@@ -98,7 +98,7 @@ int main(void)
         is_int(commit(l, rows, 2), 0, "two rows while off");
         is_int(ledger_outbox_set(l, false), 0, "off again: nothing to do");
         memset(&s, 0, sizeof(s));
-        is_int(ledger_outbox_read(l, 100, read_cb, &s, &last), 0, "read while off");
+        is_int(ledger_outbox_read(l, 0, 100, read_cb, &s, &last), 0, "read while off");
         is_int(s.n, 0, "no entries while off");
 
         /* on over a history: a walk queues it */
@@ -128,7 +128,7 @@ int main(void)
         is_int(st.entries, 5, "walk 2 + added row + its call + the merge; the duplicate adds none");
 
         memset(&s, 0, sizeof(s));
-        is_int(ledger_outbox_read(l, 100, read_cb, &s, &last), 0, "read");
+        is_int(ledger_outbox_read(l, 0, 100, read_cb, &s, &last), 0, "read");
         is_int(s.n, 5, "five entries");
         is_int(s.rows, 4, "four name rows");
         is_int(s.calls, 1, "one names a call");
@@ -137,16 +137,19 @@ int main(void)
         is_int(last, s.seqs[4], "last read");
 
         memset(&s, 0, sizeof(s));
-        is_int(ledger_outbox_read(l, 100, stop_after_two, &s, &last), 0, "read, stopping");
+        is_int(ledger_outbox_read(l, 0, 100, stop_after_two, &s, &last), 0, "read, stopping");
         struct seen all;
         memset(&all, 0, sizeof(all));
-        ledger_outbox_read(l, 100, read_cb, &all, &last);
+        ledger_outbox_read(l, 0, 100, read_cb, &all, &last);
         /* stop_after_two took two and refused the third */
         memset(&s, 0, sizeof(s));
         uint64_t two;
-        ledger_outbox_read(l, 100, stop_after_two, &s, &two);
+        ledger_outbox_read(l, 0, 100, stop_after_two, &s, &two);
         is_int(two, all.seqs[1], "a stopped read ends at the last entry taken");
 
+        memset(&s, 0, sizeof(s));
+        is_int(ledger_outbox_read(l, all.seqs[2], 100, read_cb, &s, &last), 0, "read after a number");
+        ok(s.n == 2 && s.seqs[0] == all.seqs[3], "after a number: the entries past it");
         is_int(ledger_outbox_ack(l, all.seqs[1]), 0, "ack the first two");
         ledger_outbox_state(l, &st);
         is_int(st.entries, 3, "three left");
@@ -156,7 +159,7 @@ int main(void)
         struct reprice_result rr;
         is_int(ledger_reprice(l, reprice_all, NULL, 2, &rr), 0, "reprice");
         memset(&s, 0, sizeof(s));
-        ledger_outbox_read(l, 100, read_cb, &s, &last);
+        ledger_outbox_read(l, 0, 100, read_cb, &s, &last);
         is_int(s.repriced, 3, "three repriced entries");
         uint64_t before_off = last;
 
@@ -174,7 +177,7 @@ int main(void)
         mk(&rows[0], 8, 1);
         commit(l, rows, 1);
         memset(&s, 0, sizeof(s));
-        ledger_outbox_read(l, 100, read_cb, &s, &last);
+        ledger_outbox_read(l, 0, 100, read_cb, &s, &last);
         is_int(s.n, 1, "one entry (the walk not run yet)");
         ok(s.seqs[0] > before_off, "numbers go on after off and a reopen (%llu > %llu)",
            (unsigned long long)s.seqs[0], (unsigned long long)before_off);
