@@ -11,6 +11,7 @@
 #include "ledger-outbox.h"
 #include "ledger-reprice.h"
 #include "tap.h"
+#include "team-batch.h"
 #include "testutil.h"
 
 #define T0 1782900000000LL
@@ -188,6 +189,40 @@ int main(void)
         is_int(ledger_outbox_new_id(l), 0, "new id");
         ledger_outbox_state(l, &st);
         ok(memcmp(id, st.id, sizeof(id)) != 0 && st.filling, "a new id, and a walk due");
+        ledger_close(l);
+
+        /* the push's batches over it (daemon/team-batch.c), read in slices */
+        ledger_open(dir, 0, &l);
+        {
+                struct outbox_walk w2 = { 0 };
+                bool d2 = false;
+                while (!d2)
+                        ledger_outbox_fill(l, &w2, 100, &d2);
+                ledger_outbox_state(l, &st);
+                ledger_outbox_ack(l, st.next_seq - 1); /* a clean start */
+        }
+        mk(&rows[0], 20, 1);
+        mk(&rows[1], 21, 1);
+        commit(l, rows, 2);
+        mk(&rows[0], 20, 2); /* row 20 grows after both were queued */
+        commit(l, rows, 1);
+        struct team_batch tb = { 0 };
+        is_int(team_batch_begin(&tb, 0), 0, "batch: begin");
+        is_int(team_batch_more(&tb, l, 2), 0, "batch: a slice of two entries");
+        ok(!tb.complete && tb.n_rows == 2, "batch: two rows, not complete");
+        is_int(team_batch_more(&tb, l, 2), 0, "batch: the next slice");
+        ok(tb.complete && tb.n_rows == 2, "batch: a key met in an earlier slice ends it (its row may have changed)");
+        uint64_t first_last = tb.last;
+        is_int(team_batch_begin(&tb, first_last), 0, "batch: the next one, after the first");
+        is_int(team_batch_more(&tb, l, 100), 0, "batch: read");
+        ok(tb.n_rows == 1 && !team_batch_empty(&tb) && strstr(tb.rows.p, "\t2\t0\t0\t0\t0\t12\t") != NULL,
+           "batch: the grown row goes again, as it is now");
+        team_batch_more(&tb, l, 100);
+        ok(tb.complete, "batch: complete at the end of the outbox");
+        is_int(team_batch_begin(&tb, tb.last), 0, "batch: after the end");
+        team_batch_more(&tb, l, 100);
+        ok(team_batch_empty(&tb), "batch: nothing after the end");
+        team_batch_free(&tb);
         ledger_close(l);
 
         /* read-only opens of the same ledger see the state */
