@@ -114,7 +114,7 @@ is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily -
 	"everything metered before the team was configured is on the server"
 
 # ---- a batch the server holds too long: the query timeout ----
-psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(6)" \
+psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(3)" \
 	>/dev/null 2>&1 &
 LPID=$!
 conf "url = host=$PGD dbname=team user=carol password=right-horse" "machine = gamma" "query_timeout = 1"
