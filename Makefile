@@ -2,7 +2,7 @@
 # `make deb` (the Debian package, debian/).
 # BUILD=dir keeps objects apart (make check also builds BUILD=build-asan with sanitizers).
 
-PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash
+PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash libpq
 BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -171,6 +171,7 @@ run: deps all
 
 bench: deps all
 	tests/bench/run.sh $(abspath $(BUILD))
+	tests/bench/team.sh $(abspath $(BUILD))
 
 lint-man:
 	mandoc -Tlint -Wwarning man/agentmeterd.8 man/agentmeterctl.1

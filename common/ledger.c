@@ -23,7 +23,7 @@
 static const char *const db_names[DB_COUNT] = {
         [DB_META] = "meta",         [DB_USAGE] = "usage",       [DB_ACTIVITY] = "activity",
         [DB_SOURCES] = "sources",   [DB_IDENTITY] = "identity", [DB_ROLLUP] = "rollup",
-        [DB_SESSIONS] = "sessions",
+        [DB_SESSIONS] = "sessions", /* DB_OUTBOX: ledger-outbox.c */
 };
 
 /* The only process-wide state: why the last ledger_open() on this thread
@@ -131,7 +131,7 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
         r = check_schema(l, txn, !l->rdonly);
         if (r < 0)
                 return r;
-        for (int i = DB_META + 1; i < DB_COUNT; i++) {
+        for (int i = DB_META + 1; i < DB_OUTBOX; i++) {
                 rc = mdb_dbi_open(txn, db_names[i], flags, &l->dbi[i]);
                 if (rc) {
                         snprintf(open_error, sizeof(open_error), "ledger %s: database %s: %s",
@@ -139,7 +139,7 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
                         return rc == MDB_NOTFOUND ? -EBADMSG : ledger_fail(l, rc);
                 }
         }
-        return 0;
+        return ledger_outbox_open(l, txn); /* only where a team outbox was made */
 }
 
 /* Durability: the env is opened MDB_NOSYNC (and never MDB_WRITEMAP), so a

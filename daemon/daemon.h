@@ -24,6 +24,7 @@ struct daemon {
         struct budget *budget;
         struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
         struct metrics *metrics;
+        struct team *team;      /* the team ledger (team.conf), or NULL */
         struct statusline_state statusline;
         struct report_cache *report_cache; /* for the ledger handle above */
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;

@@ -18,6 +18,7 @@
 #include "prices.h"
 #include "proto.h"
 #include "report.h"
+#include "team.h"
 #include "watch-roots.h"
 
 #define SYNC_USEC (1000000ULL) /* mdb_env_sync at most every second */
@@ -286,6 +287,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
                 (void)prices_reprice(d->prices, d->ledger, NULL);
         pipeline_rescan(d);
         (void)budget_reload(d->budget);
+        team_reload(d->team);
         sd_notify(0, "READY=1");
         return 0;
 }
