@@ -69,6 +69,31 @@ kill -STOP "$DPID"
 out=$(printf '%s' "$input" | timeout 3 "$C" statusline; echo "rc=$?")
 kill -CONT "$DPID"
 is "$out" "$(printf 'Opus 4.5 | agentmeter: agentmeterd is busy\nrc=0')" "a frozen daemon: the fallback line within the bound"
+# ... whose queue of connections is full as well: connect(2) itself waits
+kill -STOP "$DPID"
+python3 - "$XDG_RUNTIME_DIR/agentmeterd/control.sock" >"$T/held" <<'PY' &
+import socket, sys, time
+held = []
+while len(held) < 1000:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    try:
+        s.connect(sys.argv[1])
+    except BlockingIOError:
+        print("full", len(held), flush=True)  # the listener's queue takes no more
+        break
+    held.append(s)
+time.sleep(60)
+PY
+FILLPID=$!
+check "the frozen daemon's queue of connections is full" wait_until 5 grep -q '^full' "$T/held"
+t0=$(date +%s%N)
+out=$(printf '%s' "$input" | timeout 10 "$C" statusline; echo "rc=$?")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill "$FILLPID"; wait "$FILLPID" 2>/dev/null
+kill -CONT "$DPID"
+is "$out" "$(printf 'Opus 4.5 | agentmeter: agentmeterd is busy\nrc=0')" "a frozen daemon with a full queue: the fallback line"
+check "... within 2 s, connect included (took $ms ms)" test "$ms" -lt 2000
 stop_daemon
 out=$(printf '%s' "$input" | timeout 3 "$C" statusline; echo "rc=$?")
 is "$out" "$(printf 'Opus 4.5 | agentmeter: agentmeterd is not running\nrc=0')" "no daemon: the fallback line"
