@@ -84,10 +84,10 @@ static void plain_figure(enum budget_unit u, int64_t v, char *buf, size_t cap)
                 snprintf(buf, cap, "%lld", (long long)v);
 }
 
+/* Whole percents of the figure `status` shows (budget_percent_tenths). */
 static unsigned percent_of(int64_t amount, int64_t limit)
 {
-        __int128 p = (__int128)amount * 100 / limit;
-        return p > 100000 ? 100000 : (unsigned)p;
+        return (unsigned)(budget_percent_tenths(amount, limit) / 10);
 }
 
 /* The figures as NAME=value strings: AGENTMETER_BUDGET, _PERIOD, _PERIOD_START,
