@@ -4,6 +4,7 @@
 #   tests/deps.sh        everything make check needs (the build, the package
 #                        and the tests)
 #   tests/deps.sh deb    what make deb needs: the build and the packaging tools
+#   tests/deps.sh fuzz   make check's, and clang with its libFuzzer runtime (make fuzz)
 build="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev libzstd-dev libxxhash-dev \
 libsqlite3-dev libncurses-dev"
 deb="debhelper dpkg-dev lintian"
@@ -13,6 +14,7 @@ test="lmdb-utils sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus tim
 python3-gi prometheus prometheus-node-exporter curl chromium fonts-dejavu-core poppler-utils zsh fish bash-completion"
 case ${1:-} in
 deb) pkgs="$build $deb" ;;
+fuzz) pkgs="$build $deb $test clang libclang-rt-dev" ;;
 *) pkgs="$build $deb $test" ;;
 esac
 missing=""
