@@ -16,18 +16,39 @@ static bool in_effect(int64_t from, int64_t until, int64_t t)
 
 /* The entry for model at time t: an override beats the built-in table,
  * then the latest start. */
+static const struct price_entry *better(const struct price_entry *best, const struct price_entry *e,
+                                        int64_t time_ms)
+{
+        if (!in_effect(e->from_ms, e->until_ms, time_ms))
+                return best;
+        if (!best || (e->overridden && !best->overridden) ||
+            (e->overridden == best->overridden && e->from_ms > best->from_ms))
+                return e;
+        return best;
+}
+
 static const struct price_entry *find_entry(const struct price_table *t, const char *model,
                                             int64_t time_ms)
 {
         const struct price_entry *best = NULL;
-        for (size_t i = 0; i < t->n_entries; i++) {
-                const struct price_entry *e = &t->entries[i];
-                if (strcmp(e->model, model) != 0 || !in_effect(e->from_ms, e->until_ms, time_ms))
-                        continue;
-                if (!best || (e->overridden && !best->overridden) ||
-                    (e->overridden == best->overridden && e->from_ms > best->from_ms))
-                        best = e;
+
+        if (t->by_model && t->n_by_model == t->n_entries) {
+                /* the model's run in the index, in table order */
+                size_t lo = 0, hi = t->n_by_model;
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (strcmp(t->entries[t->by_model[mid]].model, model) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                for (; lo < t->n_by_model && strcmp(t->entries[t->by_model[lo]].model, model) == 0; lo++)
+                        best = better(best, &t->entries[t->by_model[lo]], time_ms);
+                return best;
         }
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (strcmp(t->entries[i].model, model) == 0)
+                        best = better(best, &t->entries[i], time_ms);
         return best;
 }
 

@@ -4,6 +4,7 @@
 #   tests/deps.sh        everything make check needs (the build, the package
 #                        and the tests)
 #   tests/deps.sh deb    what make deb needs: the build and the packaging tools
+#   tests/deps.sh fuzz   make check's, and clang with its libFuzzer runtime (make fuzz)
 build="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev libzstd-dev libxxhash-dev \
 libsqlite3-dev libncurses-dev libpq-dev"
 deb="debhelper dpkg-dev lintian"
@@ -15,6 +16,7 @@ python3-gi prometheus prometheus-node-exporter curl chromium fonts-dejavu-core p
 postgresql-15 postgresql-client-15"
 case ${1:-} in
 deb) pkgs="$build $deb" ;;
+fuzz) pkgs="$build $deb $test clang libclang-rt-dev" ;;
 *) pkgs="$build $deb $test" ;;
 esac
 missing=""
