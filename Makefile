@@ -2,7 +2,7 @@
 # `make deb` (the Debian package, debian/).
 # BUILD=dir keeps objects apart (make check also builds BUILD=build-asan with sanitizers).
 
-PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash
+PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash libpq
 BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -54,16 +54,17 @@ TOOL_SRC   := $(wildcard tests/bench/*.c) $(wildcard tests/lib/*.c)
 TOOL_BIN   := $(TOOL_SRC:tests/%.c=$(BUILD)/tools/%)
 HEADERS    := $(wildcard common/*.h adapters/*.h daemon/*.h ctl/*.h tests/unit/*.h)
 # Fuzz targets: one line-parser target per adapter in the registry, plus the
-# protocol, the ledger's binary values and time parsing. `all` builds each
+# protocol, the ledger's binary values, time parsing, compressed sources
+# (common/zstream.h) and OpenClaw archive records. `all` builds each
 # as a replay binary (gcc, no libFuzzer) that make check runs over the seeds;
 # `make fuzz` builds them with clang's libFuzzer and fuzzes each for a while.
 ADAPTERS     := $(shell sed -n 's/^[[:space:]]*X(\([a-z_]*\)).*/\1/p' adapters/registry.h)
-FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time
+FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time zstream archive
 FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all fuzz torture deps deps-quiet deps-deb check check-unit check-asan check-systemd run bench \
-        install uninstall clean lint-man deb lint-deb
+.PHONY: all fuzz torture deps deps-quiet deps-deb deps-fuzz check check-unit check-asan check-systemd run \
+        bench install uninstall clean lint-man deb lint-deb
 
 all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY)
 
@@ -132,10 +133,11 @@ $(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/%.o $(BUILD)/libagentmeter.a
 	$(CC) -fsanitize=fuzzer -o $@ $^ $(ALL_LDLIBS)
 
 # make fuzz: each target for FUZZ_SECONDS (default 60) with clang's
-# libFuzzer under ASan/UBSan, corpora seeded from fixtures/ and the kept
-# regressions (tests/fuzz/regressions/<target>/); a crash stops the run and
-# leaves its input in build-fuzz/crash-<target>-*.
-fuzz: deps
+# libFuzzer under ASan/UBSan, corpora seeded from fixtures/, the target's
+# seeds (tests/fuzz/seeds/<target>/) and the kept regressions
+# (tests/fuzz/regressions/<target>/); a crash stops the run and leaves its
+# input in build-fuzz/crash-<target>-*. Needs clang (tests/deps.sh fuzz).
+fuzz: deps-fuzz
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-O1 -g" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link" \
 	    $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz-%)
@@ -154,6 +156,8 @@ deps-quiet:
 	@[ -n "$(NODEPS)" ] || tests/deps.sh
 deps-deb:
 	@tests/deps.sh deb
+deps-fuzz:
+	@tests/deps.sh fuzz
 
 # All tests: unit + system under the normal build, then again under ASan/UBSan,
 # then the real systemd --user tests. TAP through prove; CI reads its summary.
@@ -171,6 +175,7 @@ run: deps all
 
 bench: deps all
 	tests/bench/run.sh $(abspath $(BUILD))
+	tests/bench/team.sh $(abspath $(BUILD))
 
 lint-man:
 	mandoc -Tlint -Wwarning man/agentmeterd.8 man/agentmeterctl.1

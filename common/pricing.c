@@ -1,6 +1,7 @@
 /* Pricing one call: the table entry in effect for its (canonical) model,
- * time and request size (a size tier), the whole-request long-context card, cache writes by lifetime, the
- * tier/region multipliers; and applying that to rows at ingest. */
+ * time and request size (a size tier), the whole-request long-context card,
+ * cache writes by lifetime, the tier/region multipliers; and applying that
+ * to rows at ingest. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,21 +19,42 @@ static bool in_effect(int64_t from, int64_t until, int64_t t)
  * highest size tier the prompt is above (the base entry, tier 0, for any
  * size), then an override beats the built-in table, then the latest
  * start. */
+static const struct price_entry *better(const struct price_entry *best, const struct price_entry *e,
+                                        int64_t time_ms, uint64_t prompt)
+{
+        if (!in_effect(e->from_ms, e->until_ms, time_ms) || (e->prompt_above && prompt <= e->prompt_above))
+                return best;
+        if (!best || e->prompt_above > best->prompt_above)
+                return e;
+        if (e->prompt_above == best->prompt_above &&
+            ((e->overridden && !best->overridden) ||
+             (e->overridden == best->overridden && e->from_ms > best->from_ms)))
+                return e;
+        return best;
+}
+
 static const struct price_entry *find_entry(const struct price_table *t, const char *model,
                                             int64_t time_ms, uint64_t prompt)
 {
         const struct price_entry *best = NULL;
-        for (size_t i = 0; i < t->n_entries; i++) {
-                const struct price_entry *e = &t->entries[i];
-                if (strcmp(e->model, model) != 0 || !in_effect(e->from_ms, e->until_ms, time_ms) ||
-                    (e->prompt_above && prompt <= e->prompt_above))
-                        continue;
-                if (!best || e->prompt_above > best->prompt_above ||
-                    (e->prompt_above == best->prompt_above &&
-                     ((e->overridden && !best->overridden) ||
-                      (e->overridden == best->overridden && e->from_ms > best->from_ms))))
-                        best = e;
+
+        if (t->by_model && t->n_by_model == t->n_entries) {
+                /* the model's run in the index, in table order */
+                size_t lo = 0, hi = t->n_by_model;
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (strcmp(t->entries[t->by_model[mid]].model, model) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                for (; lo < t->n_by_model && strcmp(t->entries[t->by_model[lo]].model, model) == 0; lo++)
+                        best = better(best, &t->entries[t->by_model[lo]], time_ms, prompt);
+                return best;
         }
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (strcmp(t->entries[i].model, model) == 0)
+                        best = better(best, &t->entries[i], time_ms, prompt);
         return best;
 }
 

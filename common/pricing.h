@@ -51,6 +51,9 @@ struct price_table {
         char label[ROW_PRICE_SRC_MAX];     /* "table-YYYY-MM-DD" */
         struct price_entry *entries;
         size_t n_entries, cap_entries;
+        size_t *by_model;                  /* price_table_load's lookup index: entries sorted by
+                                            * model, then position; used while n_by_model == n_entries */
+        size_t n_by_model;
         struct price_mult *mults;
         size_t n_mults, cap_mults;
         uint64_t fingerprint;              /* of the built-in and the override text in effect */

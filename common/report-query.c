@@ -63,6 +63,22 @@ const char *report_kind_name(enum report_kind k)
         return k >= REPORT_DAILY && k <= REPORT_KIND_LAST ? kind_names[k] : "unknown";
 }
 
+int report_by_parse(const char *s, enum report_by *ret)
+{
+        if (s && strcmp(s, "machine") == 0)
+                *ret = REPORT_BY_MACHINE;
+        else if (s && strcmp(s, "user") == 0)
+                *ret = REPORT_BY_USER;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+const char *report_by_name(enum report_by b)
+{
+        return b == REPORT_BY_MACHINE ? "machine" : b == REPORT_BY_USER ? "user" : "none";
+}
+
 int report_breakdown_parse(const char *s, enum report_breakdown *ret)
 {
         for (int b = REPORT_BREAKDOWN_NONE; s && b <= REPORT_BREAKDOWN_HARNESS; b++)

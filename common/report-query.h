@@ -41,6 +41,15 @@ enum report_cost {
 
 #define REPORT_HARNESS_MAX 8
 
+/* Team reports (agentmeterctl --team): rows split by the machine or the
+ * user that first sent them. */
+enum report_by {
+        REPORT_BY_NONE = 0,
+        REPORT_BY_MACHINE,
+        REPORT_BY_USER,
+};
+#define REPORT_PARTY_FILTER_MAX 16
+
 struct report_query {
         enum report_kind kind;
         const char *tz;     /* NULL/"" = local */
@@ -56,7 +65,18 @@ struct report_query {
         const char *project; /* only rows recorded in this project (cwd), as written */
         int64_t now_ms;  /* blocks: "now" for the active block (0: the clock; tests set it) */
         bool calls_only; /* tool report: count calls, no cost share (no row read per call) */
+        /* team reports: read from the team server (the header says so),
+         * split by machine or user, and only these machines and users
+         * (NULL-terminated; empty: all), which the source applies */
+        bool team;
+        enum report_by by;
+        const char *machines[REPORT_PARTY_FILTER_MAX];
+        const char *users[REPORT_PARTY_FILTER_MAX];
 };
+
+/* "machine" / "user"; -EINVAL. */
+int report_by_parse(const char *s, enum report_by *ret);
+const char *report_by_name(enum report_by b);
 
 /* "daily" -> REPORT_DAILY; -EINVAL. */
 int report_kind_parse(const char *s, enum report_kind *ret_kind);

@@ -26,6 +26,7 @@
 #include "service.h"
 #include "cleanup.h"
 #include "statusline.h"
+#include "team.h"
 #include "render-status.h"
 #include "timefmt.h"
 #include "top.h"
@@ -37,13 +38,14 @@ enum opt {
         O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8, O_COST = 1 << 9,
         O_METRICS_DIR = 1 << 10, O_BREAKDOWN = 1 << 11, O_WEEK_START = 1 << 12, O_MERGE_WT = 1 << 13,
         O_FORMAT = 1 << 14, O_HTML = 1 << 15, O_SESSION = 1 << 16, O_PROJECT = 1 << 17,
+        O_TEAM = 1 << 18, O_BY = 1 << 19, O_MACHINE = 1 << 20, O_USER = 1 << 21, O_URL = 1 << 22,
 };
 
 struct args {
         unsigned seen;
         const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
-                *week_start, *format, *session, *project;
-        char harness[256];
+                *week_start, *format, *session, *project, *by, *url;
+        char harness[256], machines[1024], users[1024]; /* comma lists */
         const char *pos[4];
         int n_pos;
         char **words; /* __complete: the line being completed */
@@ -70,7 +72,9 @@ static const char usage_text[] =
         "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
         "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees]\n"
         "         [--session ID] [--project PATH] [--json|--csv|--chart|--html]\n"
-        "                                  token and cost report (--html: one self-contained page)\n"
+        "         [--team [--by machine|user] [--machine NAME,...] [--user NAME,...] [--url URL]]\n"
+        "                                  token and cost report (--html: one self-contained page;\n"
+        "                                  --team: every machine's, from the team ledger, team.conf)\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  top                             live full-screen view: spend, 5-hour block, last\n"
         "                                  calls (g: grouping, q: quit); lines when piped\n"
@@ -86,6 +90,7 @@ static const char usage_text[] =
         "                                  discovery variables; enable and (re)start it;\n"
         "                                  DIR: node_exporter's textfile directory\n"
         "  uninstall                       stop, disable, remove what install wrote\n"
+        "  team init [--url URL]           create or migrate the team ledger's schema (PostgreSQL)\n"
         "  completion bash|zsh|fish        print the shell's completion script\n"
         "  help                            this text\n"
         "\n"
@@ -284,6 +289,51 @@ static int report_from_ledger(struct args *a, struct json_object *req, struct js
         return 0;
 }
 
+/* The --machine and --user lists of the command line into q (pointing
+ * into bufs). */
+static int party_lists(struct args *a, struct report_query *q, char bufs[2][1024])
+{
+        for (int k = 0; k < 2; k++) {
+                const char **list = k ? q->users : q->machines;
+                char *save = NULL, *b = bufs[k];
+                size_t n = 0;
+                snprintf(b, 1024, "%s", k ? a->users : a->machines);
+                for (char *t = strtok_r(b, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                        if (n + 1 >= REPORT_PARTY_FILTER_MAX)
+                                return usage_error("too many names in %s", k ? "--user" : "--machine");
+                        list[n++] = t;
+                }
+        }
+        return EXIT_OK;
+}
+
+/* --team: the report of request req from the team server, through the
+ * same query and builder as a local one. 0, or minus an exit status. */
+static int report_from_team(struct args *a, struct json_object *req, struct json_object **ret_rep)
+{
+        struct report_query q;
+        char bufs[2][1024], msg[1024];
+        const char *err = NULL;
+        int r = report_query_from_json(req, &q, &err);
+
+        if (r < 0)
+                return -usage_error("%s", err ? err : "invalid report query");
+        q.team = true;
+        if (a->by)
+                (void)report_by_parse(a->by, &q.by); /* checked by cmd_report */
+        r = party_lists(a, &q, bufs);
+        if (r != EXIT_OK)
+                return -r;
+        r = team_report(a->url, &q, ret_rep, msg, sizeof(msg));
+        if (r == -EINVAL)
+                return -usage_error("%s", msg);
+        if (r < 0) {
+                fprintf(stderr, "agentmeterctl: %s\n", msg);
+                return -EXIT_ERR;
+        }
+        return 0;
+}
+
 /* The report of request req: the daemon's answer, as its text (*ret_line,
  * when ret_line is given and the daemon answered) or parsed (*ret_rep);
  * with no daemon answering, the ledger's. 0, or minus an exit status. */
@@ -292,7 +342,11 @@ static int fetch_report(struct args *a, struct json_object *req, char **ret_line
 {
         char *line = NULL, *detail = NULL;
         size_t len;
-        int r = client_call_line(socket_path(a), "report", req, 120000, &line, &len, &detail);
+        int r;
+
+        if (a->seen & O_TEAM) /* the team server, not the daemon */
+                return report_from_team(a, req, ret_rep);
+        r = client_call_line(socket_path(a), "report", req, 120000, &line, &len, &detail);
 
         if (client_no_daemon(r))
                 return report_from_ledger(a, req, ret_rep);
@@ -439,6 +493,11 @@ static int cmd_report(struct args *a)
                 return usage_error("%s", "--merge-worktrees applies to the project report");
         if ((a->session && !*a->session) || (a->project && !*a->project))
                 return usage_error("%s", "--session and --project want a value");
+        if ((a->seen & (O_BY | O_MACHINE | O_USER | O_URL)) && !(a->seen & O_TEAM))
+                return usage_error("%s", "--by, --machine, --user and --url apply to --team reports");
+        enum report_by by;
+        if (a->by && report_by_parse(a->by, &by) < 0)
+                return usage_error("--by wants machine or user, not '%s'", a->by);
         req = report_request(a, kind, tz, a->breakdown, bad, sizeof(bad));
         if (!req && bad[0])
                 return usage_error("unknown harness '%s'", bad);
@@ -649,6 +708,13 @@ static int cmd_statusline(struct args *a)
         return EXIT_OK; /* the status line shows what went wrong; Claude Code needs no status */
 }
 
+static int cmd_team(struct args *a)
+{
+        if (strcmp(a->pos[1], "init") == 0)
+                return team_init(a->url, stdout, stderr);
+        return usage_error("unknown team command '%s' (init)", a->pos[1]);
+}
+
 static int cmd_help(struct args *a)
 {
         (void)a;
@@ -663,8 +729,10 @@ static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0, CV_NONE, "daemon, ledger, scan progress, every harness root" },
         { "sources", cmd_sources, O_JSON, 0, CV_NONE, "every file the daemon reads" },
         { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
-                                  O_WEEK_START | O_MERGE_WT | O_CHART | O_HTML | O_SESSION | O_PROJECT,
+                                  O_WEEK_START | O_MERGE_WT | O_CHART | O_HTML | O_SESSION | O_PROJECT |
+                                  O_TEAM | O_BY | O_MACHINE | O_USER | O_URL,
           1, CV_KIND, "token and cost report" },
+        { "team", cmd_team, O_URL, 1, CV_TEAM, "the team ledger's schema" },
         { "tail", cmd_tail, O_JSON, 0, CV_NONE, "print rows as the daemon commits them" },
         { "top", cmd_top, 0, 0, CV_NONE, "live full-screen view" },
         { "metrics", cmd_metrics, 0, 0, CV_NONE, "the Prometheus metrics" },
@@ -695,6 +763,11 @@ static const struct complete_option options[] = {
         { "harness", required_argument, 'H', O_HARNESS, CV_HARNESS, "only these harnesses" },
         { "session", required_argument, 'I', O_SESSION, CV_SESSION, "only this session" },
         { "project", required_argument, 'P', O_PROJECT, CV_PROJECT, "only this project" },
+        { "team", no_argument, 'T', O_TEAM, CV_NONE, "every machine's, from the team ledger" },
+        { "by", required_argument, 'b', O_BY, CV_PARTY, "team rows per machine or user" },
+        { "machine", required_argument, 'm', O_MACHINE, CV_TEXT, "team: only these machines" },
+        { "user", required_argument, 'U', O_USER, CV_TEXT, "team: only these users" },
+        { "url", required_argument, 'R', O_URL, CV_TEXT, "team: this server, not team.conf's" },
         { "cost", required_argument, 'C', O_COST, CV_COST, "which costs count" },
         { "breakdown", required_argument, 'B', O_BREAKDOWN, CV_BREAKDOWN, "rows per model or harness" },
         { "week-start", required_argument, 'W', O_WEEK_START, CV_WEEKDAY, "first day of a week" },
@@ -811,6 +884,19 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;
                 case 'I': a->seen |= O_SESSION, a->session = optarg; break;
+                case 'T': a->seen |= O_TEAM; break;
+                case 'b': a->seen |= O_BY, a->by = optarg; break;
+                case 'R': a->seen |= O_URL, a->url = optarg; break;
+                case 'm':
+                case 'U': {
+                        char *list = c == 'm' ? a->machines : a->users;
+                        size_t l = strlen(list);
+                        a->seen |= c == 'm' ? O_MACHINE : O_USER;
+                        if (l + strlen(optarg) + 2 > sizeof(a->machines))
+                                return usage_error("%s", "--machine or --user list too long");
+                        snprintf(list + l, sizeof(a->machines) - l, "%s%s", l ? "," : "", optarg);
+                        break;
+                }
                 case 'P': a->seen |= O_PROJECT, a->project = optarg; break;
                 case 'C': a->seen |= O_COST, a->cost = optarg; break;
                 case 'M': a->seen |= O_METRICS_DIR, a->metrics_dir = optarg; break;

@@ -149,6 +149,13 @@ static void values(FILE *out, const struct complete_spec *sp, enum complete_valu
                 cand(out, keep, report_breakdown_name(REPORT_BREAKDOWN_MODEL), NULL, cur);
                 cand(out, keep, report_breakdown_name(REPORT_BREAKDOWN_HARNESS), NULL, cur);
                 break;
+        case CV_PARTY:
+                cand(out, keep, "machine", NULL, cur);
+                cand(out, keep, "user", NULL, cur);
+                break;
+        case CV_TEAM:
+                cand(out, keep, "init", "create or migrate the schema", cur);
+                break;
         case CV_WEEKDAY:
                 for (int d = 1; d <= 7; d++)
                         cand(out, keep, report_week_start_name(d % 7), NULL, cur);

@@ -25,6 +25,8 @@ enum complete_value {
         CV_SESSION,   /* session ids: asked of the daemon */
         CV_PROJECT,   /* projects: asked of the daemon */
         CV_TEXT,      /* free text (dates, formats): nothing to offer */
+        CV_PARTY,     /* machine, user (team reports' --by) */
+        CV_TEAM,      /* team subcommands: init */
 };
 
 struct complete_option {

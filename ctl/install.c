@@ -207,6 +207,17 @@ int install_dropin_text(const struct install_config *c, char **ret_text, unsigne
                                    "ReadWritePaths=-%s\n", q, dir);
                 }
         }
+        if (c->config_home && r >= 0) {
+                /* a team ledger (docs/team.md) needs the network the unit's
+                 * sandbox otherwise takes away */
+                char team[PATH_MAX];
+                struct stat st;
+                if (snprintf(team, sizeof(team), "%s/agentmeterd/team.conf", c->config_home) < (int)sizeof(team) &&
+                    stat(team, &st) == 0)
+                        fputs("# team.conf exists: the push to the team's PostgreSQL needs the network.\n"
+                              "PrivateNetwork=no\n"
+                              "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", f);
+        }
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0) {

@@ -214,6 +214,31 @@ static void prices(FILE *f, struct json_object *p)
         fputc('\n', f);
 }
 
+/* The team ledger: where to, how far behind, what went wrong last. */
+static void team(FILE *f, struct json_object *t)
+{
+        const char *state = jstr(t, "state"), *err = jstr(t, "last_error");
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        if (!t || !jbool(t, "configured"))
+                return;
+        fprintf(f, "team          %s", or_dash(state));
+        if (jstr(t, "server"))
+                fprintf(f, "%s %s", state && strcmp(state, "connected") == 0 ? " to" : "",
+                        termtext_tmp(jstr(t, "server")));
+        if (jstr(t, "machine"))
+                fprintf(f, " as machine %s", termtext_tmp(jstr(t, "machine")));
+        if (jstr(t, "user"))
+                fprintf(f, ", user %s", termtext_tmp(jstr(t, "user")));
+        fprintf(f, ": backlog %s%s, %s rows sent, last push %s\n", fmt_i64(jint_or(t, "backlog", 0), a),
+                jbool(t, "filling") ? " (queuing the history)" : "", fmt_i64(jint_or(t, "rows_sent", 0), b),
+                fmt_time(t, "last_push", c));
+        if (err)
+                fprintf(f, "  last error %s: %s%s%s\n", fmt_time(t, "last_error_at", a), termtext_tmp(err),
+                        jstr(t, "next_retry") ? "; next try " : "",
+                        jstr(t, "next_retry") ? fmt_time(t, "next_retry", b) : "");
+}
+
 int render_status(FILE *f, struct json_object *st)
 {
         struct json_object *ledger = jfield(st, "ledger"), *hs = jfield(st, "harnesses"),
@@ -241,6 +266,7 @@ int render_status(FILE *f, struct json_object *st)
         fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
         scan_progress(f, jfield(st, "ingest"));
         prices(f, jfield(st, "prices"));
+        team(f, jfield(st, "team"));
         install_record(f, st);
         if (env && json_object_object_length(env) > 0) {
                 fputs("environment  ", f);

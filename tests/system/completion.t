@@ -38,7 +38,10 @@ kinds=$(agentmeterctl help | sed -n 's/^ *report \([a-z|]*\) .*/\1/p' | tr '|' '
 check "the usage names the report kinds ($kinds)" [ "$(wc -w <<<"$kinds")" -ge 8 ]
 is "$(comp 'agentmeterctl report ')" "$(words $kinds)" "'agentmeterctl report ' offers every kind"
 is "$(comp 'agentmeterctl report w')" "weekly" "'report w': weekly"
-is "$(comp 'agentmeterctl report daily --b')" "--breakdown" "'report daily --b': --breakdown"
+is "$(comp 'agentmeterctl report daily --b')" "$(printf -- '--breakdown\n--by')" "'report daily --b': --breakdown and --by"
+is "$(comp 'agentmeterctl report daily --bre')" "--breakdown" "'report daily --bre': --breakdown"
+is "$(comp 'agentmeterctl report daily --by ')" "$(printf 'machine\nuser')" "'--by ': machine and user"
+is "$(comp 'agentmeterctl team ')" "init" "'team ': init"
 out=$(comp 'agentmeterctl status --')
 check "status takes --json and the global options, not report's" \
 	sh -c "echo '$out' | grep -qx -- --json && echo '$out' | grep -qx -- --socket && ! echo '$out' | grep -qx -- --tz"

@@ -209,9 +209,29 @@ static void test_install_files(void)
         text = slurp(fx.dropin, NULL);
         ok(text && strstr(text, "Environment=\"PI_CODING_AGENT_DIR=/custom/pi\""),
            "drop-in records PI_CODING_AGENT_DIR");
+        ok(text && !strstr(text, "PrivateNetwork"), "no team.conf: the sandbox keeps its network off");
         free(text);
         struct stat st;
         ok(stat(fx.unit, &st) == 0 && (st.st_mode & 07777) == 0644, "unit mode 0644");
+        {
+                char team[PATH_MAX];
+                if (snprintf(path, sizeof(path), "%s/agentmeterd", fx.cfg) >= (int)sizeof(path) ||
+                    snprintf(team, sizeof(team), "%s/team.conf", path) >= (int)sizeof(team))
+                        exit(99);
+                mkdir(path, 0700);
+                FILE *tf = fopen(team, "w");
+                if (tf) {
+                        fputs("url = host=db dbname=team\n", tf);
+                        fclose(tf);
+                }
+                is_int(install_files(&c, &res), 0, "install with a team.conf");
+                text = slurp(fx.dropin, NULL);
+                ok(text && strstr(text, "\nPrivateNetwork=no\n") &&
+                   strstr(text, "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"),
+                   "a team.conf: the drop-in gives the daemon the network");
+                free(text);
+                unlink(team);
+        }
 
         is_int(install_files(&c, &res), 0, "install again");
         is_int(res.unit_action, INSTALL_UNIT_UNCHANGED, "same binary: unit unchanged");

@@ -10,6 +10,7 @@
 #include "pricing.h"
 #include "tap.h"
 #include "testutil.h"
+#include "timefmt.h"
 
 #define M 1000000ull
 #define DAY_MS (86400000LL)
@@ -474,6 +475,75 @@ static void test_override(void)
         t = price_table_free(t);
 }
 
+/* Override lines apply in file order: an undated line changes the entries
+ * of its model made before it (the built-in one, dated ones), not those
+ * made after; a dated line after an undated one starts from nothing. */
+static void test_override_order(void)
+{
+        char *dir = tap_tmpdir(), path[4096];
+        struct price_table *t = NULL;
+        int64_t mar = 1772323200000LL, jul = mar + 122 * DAY_MS, nov = mar + 245 * DAY_MS;
+
+        pj(path, dir, "prices.conf");
+        write_file(path, "price claude-sonnet-4-5 in=4 from=2026-06-01\n"
+                         "price claude-sonnet-4-5 out=20\n"
+                         "price my-new in=1 out=2\n"
+                         "price my-new in=7 out=8 from=2026-06-01\n"
+                         "price my-new out=9\n"
+                         "price claude-sonnet-4-5 in=6 out=1 from=2026-10-01\n");
+        is_int(price_table_load(path, &t), 0, "an ordered override loads");
+        ok(t->override_loaded, "... and applies (%s)", t->override_error);
+        is_int(cost_in(t, "claude-sonnet-4-5", "", mar, 1000, 1000), 1000 * 3000LL + 1000 * 20000LL,
+               "the built-in entry takes the later undated out=20, keeps in=3");
+        is_int(cost_in(t, "claude-sonnet-4-5", "", jul, 1000, 1000), 1000 * 4000LL + 1000 * 20000LL,
+               "a dated entry made before an undated line takes it too");
+        is_int(cost_in(t, "claude-sonnet-4-5", "", nov, 1000, 1000), 1000 * 6000LL + 1000 * 1000LL,
+               "a dated entry made after it does not");
+        is_int(cost_in(t, "my-new", "", mar, 1000, 1000), 1000 * 1000LL + 1000 * 9000LL,
+               "a new model's undated entry takes a later undated line");
+        is_int(cost_in(t, "my-new", "", jul, 1000, 1000), 1000 * 7000LL + 1000 * 9000LL,
+               "... and so does its dated one");
+        t = price_table_free(t);
+        write_file(path, "price claude-sonnet-4-5 out=20\nprice claude-sonnet-4-5 in=5 from=2026-09-01\n");
+        price_table_load(path, &t);
+        ok(strstr(t->override_error, "line 2") && strstr(t->override_error, "needs in= and out="),
+           "a dated line after an undated one has no built-in base: %s", t->override_error);
+        t = price_table_free(t);
+}
+
+/* A big override (a generated catalogue: 31,775 models fill the 1 MiB
+ * bound) loads in linear time: it took 6.4 s before, each load blocking
+ * the daemon's loop; the bound here is generous. */
+static void test_large_override(void)
+{
+        char *dir = tap_tmpdir(), path[4096], name[64];
+        const size_t n = 31775;
+        struct price_table *t = NULL;
+        size_t cap = n * 40, len = 0;
+        char *text = malloc(cap);
+
+        for (size_t i = 0; i < n; i++)
+                len += (size_t)snprintf(text + len, cap - len, "price vendor-m%05zu in=1 out=%zu\n", i, 1 + i % 7);
+        pj(path, dir, "prices.conf");
+        write_file(path, text);
+        free(text);
+        ok(len <= 1024 * 1024, "the override is %zu bytes (under the 1 MiB bound)", len);
+        int64_t t0 = timefmt_mono_ms();
+        is_int(price_table_load(path, &t), 0, "a 31,775-entry override loads");
+        int64_t ms = timefmt_mono_ms() - t0;
+        ok(ms < 2000, "... in linear time: %lld ms (before: quadratic, 6.4 s)", (long long)ms);
+        ok(t->override_loaded && t->override_entries == n, "... every entry applied (%u)", t->override_entries);
+        bool all = true;
+        for (size_t i = 0; i < n; i += 997) {
+                snprintf(name, sizeof(name), "vendor-m%05zu", i);
+                all &= cost_in(t, name, "", T_2026, 1000, 1000) == 1000 * 1000LL + 1000 * 1000LL * (int64_t)(1 + i % 7);
+        }
+        ok(all, "... and each prices its own model (through the lookup index)");
+        is_int(cost_in(t, "claude-sonnet-4-5", "", T_2026, 1000, 0), 1000 * 3000LL, "built-in models still price");
+        is_int(cost_in(t, "vendor-m99999", "", T_2026, 1000, 0), -ENOENT, "a model in neither is unknown");
+        t = price_table_free(t);
+}
+
 int main(void)
 {
         int r = price_table_load(NULL, &T);
@@ -494,6 +564,8 @@ int main(void)
         test_dates_and_parse();
         test_tiers();
         test_override();
+        test_override_order();
+        test_large_override();
         T = price_table_free(T);
         return tap_done();
 }
