@@ -214,9 +214,19 @@ static bool sha256_is(const char *text, const char *hex)
         return strcmp(out, hex) == 0;
 }
 
+static bool is_sha256_hex(const char *s)
+{
+        size_t n = 0;
+        for (; s[n]; n++)
+                if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+                        return false;
+        return n == 2 * SHA256_SIZE;
+}
+
 /* projects.json ({"projects": {cwd: shortName}}) beside tmp/: the cwd whose
- * short name is `name`, or whose sha256 is `hash` (folders of an older
- * CLI, and the header's projectHash). */
+ * short name is `name`, or, for a folder an older CLI named by the
+ * project's sha256 (then also the header's projectHash), whose sha256 it
+ * is. Hashing every cwd is paid only for such folders. */
 static int project_from_map(const char *gemini_dir, const char *name, const char *hash, char *buf,
                             size_t cap)
 {
@@ -229,13 +239,14 @@ static int project_from_map(const char *gemini_dir, const char *name, const char
         if (adapt_read_json(path, PROJECTS_JSON_MAX, &root) < 0)
                 return -ENOENT;
         projects = adapt_get_type(root, "projects", json_type_object);
+        bool hashed = is_sha256_hex(name);
         if (projects) {
                 json_object_object_foreach(projects, cwd, v) {
                         const char *shortname = json_object_is_type(v, json_type_string)
                                                         ? json_object_get_string(v)
                                                         : NULL;
-                        if ((shortname && strcmp(shortname, name) == 0) || sha256_is(cwd, name) ||
-                            (hash[0] && sha256_is(cwd, hash))) {
+                        if ((shortname && strcmp(shortname, name) == 0) ||
+                            (hashed && (sha256_is(cwd, name) || (hash[0] && sha256_is(cwd, hash))))) {
                                 if (strlen(cwd) < cap) {
                                         snprintf(buf, cap, "%s", cwd);
                                         r = 0;

@@ -29,7 +29,7 @@ struct qw_rec_f {
         struct jscan_span uuid, session, type, subtype, cwd, model;
         struct jscan_time ts;
         struct qw_usage_f usage;           /* assistant: usageMetadata */
-        struct jscan_span event, ev_model, response_id;
+        struct jscan_span event, ev_model, response_id, subagent;
         struct jscan_time ev_ts;
         struct qw_usage_f ev;              /* telemetry: the *_token_count members */
         uint32_t n_calls;
@@ -65,6 +65,8 @@ static bool event_key(struct jscan *s, const struct jscan_span *k, void *u, int 
                 return jscan_read_str(s, &r->response_id, depth);
         if (JSCAN_KEY_IS(k, "model"))
                 return jscan_read_str(s, &r->ev_model, depth);
+        if (JSCAN_KEY_IS(k, "subagent_name"))
+                return jscan_read_str(s, &r->subagent, depth);
         if (JSCAN_KEY_IS(k, "input_token_count")) {
                 r->ev.present = true;
                 return jscan_read_num(s, &r->ev.prompt, depth);
@@ -328,6 +330,9 @@ static int usage_row(const struct source_ctx *ctx, struct parse_state *ps, struc
         if (r < 0)
                 return r;
         row->flags = ROW_F_TOKENS_KNOWN | ROW_F_UPSERT | (t->present ? 0 : ROW_F_TIME_APPROX);
+        /* a side agent's call (memory extraction): a sub-agent of the session */
+        if (side == QW_TELEMETRY && e->subagent.p && e->subagent.n)
+                row->flags |= ROW_F_SIDECHAIN;
         row->kind = ROW_KIND_RESPONSE;
         row->cost_source = COST_NONE;
         row->time_ms = t->present ? t->ms : fallback_time(ps);

@@ -241,6 +241,9 @@ static void test_keys(void)
         ok(a.n == 9 && memcmp(&a.rows[4].key, &a.rows[3].key, ROW_KEY_SIZE) != 0 &&
                    memcmp(&a.rows[4].key, &a.rows[5].key, ROW_KEY_SIZE) != 0,
            "the memory-extraction call (telemetry only) is a call of its own");
+        ok(a.n == 9 && (a.rows[4].flags & ROW_F_SIDECHAIN) && !(a.rows[0].flags & ROW_F_SIDECHAIN) &&
+                   !(a.rows[1].flags & ROW_F_SIDECHAIN),
+           "... a side agent's (subagent_name): a sidechain call; the main agent's are not");
         ok(a.n == 9 && (a.rows[0].flags & ROW_F_UPSERT) && (a.rows[1].flags & ROW_F_UPSERT) &&
                    strcmp(a.rows[0].tool, "qwen") == 0 && strcmp(a.rows[0].project, "/work/alpha") == 0 &&
                    strcmp(a.rows[0].session, "cccc0003-3333-4333-8333-000000000003") == 0 &&
