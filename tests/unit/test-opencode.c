@@ -314,6 +314,7 @@ static void test_fixture_db(void)
                            st.cost_nano == t.cost_nano && st.calls == t.calls,
                    "max_rows %zu: %d calls, the same totals", m, calls);
                 row_batch_free(&sb);
+                free(st.keys);
         }
         row_batch_free(&one);
         row_batch_free(&b);
