@@ -32,10 +32,11 @@
  * fingerprint that skips a database nothing wrote, and "settling" are as
  * for OpenClaw's databases (adapt-sqlite.h, openclaw-db.c).
  *
- * Kilo's fork copies carry cost 0: a row with tokens and cost 0 looks for
- * the call it copies (same time_created, same content key, found through
- * the (session_id, time_created) index, one probe per session) and takes
- * its cost, so the call keeps it whichever row is read first. */
+ * Kilo's fork copies carry cost 0: a row with tokens and cost 0, written
+ * after its call had completed, looks for the call it copies (same
+ * time_created, same content key, found through the (session_id,
+ * time_created) index, one probe per session) and takes its cost, so the
+ * call keeps it whichever row is read first. */
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@
 #define PEND_MAX     6
 #define PEND_TTL_MS  (6 * 3600 * 1000LL)
 #define RECHECK_MS   30000
+#define COPY_LAG_MS  1000 /* a row written this long after its call completed may be a copy */
 
 enum phase { PH_IDLE = 0, PH_EVENTS = 1, PH_TAIL = 2 };
 
@@ -328,12 +330,16 @@ static int add_calls(struct reader *rd, sqlite3_stmt *msg, struct usage_row *row
         return rc == SQLITE_DONE ? 0 : adapt_sql_errno(rd->db, rc);
 }
 
-/* Kilo: a row with tokens and cost 0 takes the cost of the call it copies. */
+/* Kilo: a row with tokens and cost 0 takes the cost of the call it copies.
+ * Only a row written well after its call completed can be a copy (a fork
+ * copies time.completed and writes the row at fork time); a call of a free
+ * model, written as it completes, is not looked up. */
 static int copy_cost(struct reader *rd, sqlite3_stmt *msg, const struct ocode_msg *m, struct usage_row *row)
 {
         int rc;
 
-        if (!rd->q_copies || row->cost_source != COST_NONE)
+        if (!rd->q_copies || row->cost_source != COST_NONE || !m->completed ||
+            sqlite3_column_int64(msg, C_UPDATED) - m->completed_ms <= COPY_LAG_MS)
                 return 0;
         sqlite3_bind_int64(rd->q_copies, 1, sqlite3_column_int64(msg, C_CREATED));
         sqlite3_bind_text(rd->q_copies, 2, (const char *)sqlite3_column_text(msg, C_ID),

@@ -65,6 +65,7 @@ static bool time_key(struct jscan *s, const struct jscan_span *k, void *u, int d
                 if (!jscan_read_time(s, &t, depth))
                         return false;
                 m->completed = t.present;
+                m->completed_ms = t.present ? t.ms : 0;
                 return true;
         }
         return jscan_skip(s, depth);

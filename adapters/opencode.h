@@ -42,7 +42,8 @@ enum ocode_era { OCODE_ERA_DB = 0, OCODE_ERA_JSON = 1 };
 struct ocode_msg {
         struct jscan_span role, id, session, provider, model, cwd, root, agent;
         struct jscan_time created;
-        bool completed;  /* time.completed is set */
+        bool completed;  /* time.completed is set ... */
+        int64_t completed_ms; /* ... to this time (0 when not a number) */
         bool error;      /* an error object */
         bool has_tokens; /* a tokens object */
         struct jscan_num total, input, output, reasoning, cache_read, cache_write, cost;
