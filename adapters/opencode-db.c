@@ -528,8 +528,16 @@ static int read_events(struct reader *rd, struct db_state *st, size_t max_rows, 
         int64_t limit = (int64_t)(max_rows > rd->n ? max_rows - rd->n : 1), seen = 0;
         int rc, r = 0;
 
-        if (!st->have_ev)
+        if (!rd->q_ev || !rd->q_ev_mark) {
+                st->have_ev = false; /* no event table (any more) */
                 return 0;
+        }
+        if (!st->have_ev) {
+                /* the table appeared since everything was read: all of it is new */
+                st->have_ev = true;
+                st->ev_wm = 0;
+                st->ev_mark = 0;
+        }
         if (st->ev_wm > 0 && (r = mark_holds(rd, rd->q_ev_mark, st->ev_wm, st->ev_mark)) <= 0)
                 return r < 0 ? r : 2; /* events deleted (a session removed): read it all again */
         sqlite3_bind_int64(rd->q_ev, 1, st->ev_wm);

@@ -514,6 +514,39 @@ static void test_updates_in_place(void)
         row_batch_free(&b);
 }
 
+/* A database without the event log (an older release), which gains it in
+ * a migration while it is being read. */
+static void test_event_table_later(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct src s;
+        sqlite3 *w;
+
+        xsnprintf(path, sizeof(path), "%s/noevents/opencode.db", tmp);
+        w = db_build(path, NULL, true);
+        sql(w, "DROP TABLE event");
+        sql(w, "INSERT INTO message VALUES ('m1', 's', 1, 1, '{\"role\":\"assistant\",\"providerID\":\"p\","
+               "\"modelID\":\"m\",\"tokens\":{\"input\":1,\"output\":1},\"time\":{\"created\":1,\"completed\":2}}'), "
+               "('m2', 's', 3, 3, '{\"role\":\"user\",\"time\":{\"created\":3}}')");
+        src_init(&s, OC, path);
+        is_int(collect(&s, 64, &b), COLLECT_DONE, "no event table: read");
+        is_int(b.n, 1, "no event table: its row");
+        sql(w, "CREATE TABLE event (id text PRIMARY KEY, aggregate_id text NOT NULL, seq integer NOT NULL, "
+               "type text NOT NULL, data text NOT NULL)");
+        sql(w, "UPDATE message SET data = '{\"role\":\"assistant\",\"providerID\":\"p\",\"modelID\":\"m\","
+               "\"tokens\":{\"input\":5,\"output\":1},\"time\":{\"created\":1,\"completed\":2}}' WHERE id = 'm1'");
+        sql(w, "INSERT INTO event VALUES ('e1', 's', 0, 'message.updated.1', '{\"info\":{\"id\":\"m1\"}}')");
+        row_batch_clear(&b);
+        is_int(collect(&s, 64, &b), COLLECT_DONE, "the event table created: read");
+        ok(b.n == 1 && b.rows[0].input == 5, "its first event is followed");
+        sql(w, "DROP TABLE event");
+        row_batch_clear(&b);
+        is_int(collect(&s, 64, &b), COLLECT_DONE, "the event table gone again: no error");
+        sqlite3_close(w);
+        row_batch_free(&b);
+}
+
 /* A database caught mid-write is settling; one that is not ours is quiet;
  * one of ours in a shape we do not know is an error. */
 static void test_odd_databases(void)
@@ -741,6 +774,7 @@ int main(void)
         test_fixture_db();
         test_kilo();
         test_updates_in_place();
+        test_event_table_later();
         test_odd_databases();
         test_json_era();
         test_both_eras();
