@@ -146,6 +146,10 @@ sleep 1
 is "$(totals_line)" "$ABC" "... and its completion adds nothing"
 exec {W[1]}>&-
 wait "$W_PID" 2>/dev/null
+# messages removed (Kilo removes some; a revert does): they were billed
+sqlite3 -cmd ".timeout 5000" "$DB" "DELETE FROM message WHERE id IN ('msg_1', 'msg_3')"
+check "the removal is read (the row at the watermark is gone)" wait_until 10 holds '[ "$(st watermark)" = 3 ]'
+is "$(totals_line)" "$ABC" "removed messages stay in the ledger"
 
 # a JSON-era message file rewritten in place (same inode), one write torn
 M=$XDG_DATA_HOME/opencode/storage/message/ses_J/msg_live.json
