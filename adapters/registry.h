@@ -14,7 +14,9 @@
         X(claude)            \
         X(codex)             \
         X(gemini)            \
-        X(qwen)
+        X(qwen)              \
+        X(opencode)          \
+        X(kilo)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */

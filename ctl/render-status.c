@@ -153,6 +153,23 @@ static void agents_archives(FILE *f, struct json_object *agents)
         }
 }
 
+/* OpenCode, Kilo: per database, the rows read, the rows waiting for their
+ * final tokens and the watermarks */
+static void databases(FILE *f, struct json_object *dbs)
+{
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX];
+
+        for (size_t i = 0; dbs && i < json_object_array_length(dbs); i++) {
+                struct json_object *db = json_object_array_get_idx(dbs, i);
+
+                fprintf(f, "  database %s  rows read %s, waiting for final tokens %s%s, watermark rowid %s, "
+                           "events read to %s\n",
+                        or_dash(jstr(db, "path")), fmt_i64(jint_or(db, "rows_read", 0), a),
+                        fmt_i64(jint_or(db, "waiting", 0), b), jbool(db, "waiting_more") ? "+" : "",
+                        fmt_i64(jint_or(db, "watermark", 0), c), fmt_i64(jint_or(db, "event_watermark", 0), d));
+        }
+}
+
 static void harness(FILE *f, struct json_object *h)
 {
         struct json_object *caps = jfield(h, "capabilities"), *roots = jfield(h, "roots");
@@ -184,6 +201,7 @@ static void harness(FILE *f, struct json_object *h)
         fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
         unmetered(f, jfield(h, "unmetered"));
         agents_archives(f, jfield(h, "agents"));
+        databases(f, jfield(h, "databases"));
 }
 
 /* The price table, the user's override and what is left unpriced. */
