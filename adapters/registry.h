@@ -12,7 +12,8 @@
         X(openclaw)          \
         X(picoclaw)          \
         X(claude)            \
-        X(codex)
+        X(codex)             \
+        X(cline)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
