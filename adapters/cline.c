@@ -16,9 +16,9 @@ extern const struct adapter adapter_cline; /* defined at the end of this file */
 
 /* A variable's value without the blanks around it (Cline trims them, and
  * takes a blank value as unset): NULL when nothing is left. */
-static const char *trimmed(const struct discover_env *env, const char *name, char *buf, size_t cap)
+static const char *trimmed(const char *v, char *buf, size_t cap)
 {
-        const char *v = discover_env_get(env, name), *e;
+        const char *e;
 
         if (!v)
                 return NULL;
@@ -41,12 +41,12 @@ static const char *trimmed(const struct discover_env *env, const char *name, cha
  * would take its working directory, unknown here). */
 static int cline_discover(const struct discover_env *env, struct root_list *out)
 {
-        static const struct {
-                const char *var, *suffix;
+        const struct {
+                const char *var, *value, *suffix;
         } order[] = {
-                { "CLINE_SESSION_DATA_DIR", "" },
-                { "CLINE_DATA_DIR", "/sessions" },
-                { "CLINE_DIR", "/data/sessions" },
+                { "CLINE_SESSION_DATA_DIR", discover_env_get(env, "CLINE_SESSION_DATA_DIR"), "" },
+                { "CLINE_DATA_DIR", discover_env_get(env, "CLINE_DATA_DIR"), "/sessions" },
+                { "CLINE_DIR", discover_env_get(env, "CLINE_DIR"), "/data/sessions" },
         };
         const char *home = discover_env_get(env, "HOME");
         char value[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
@@ -55,7 +55,7 @@ static int cline_discover(const struct discover_env *env, struct root_list *out)
         if (home && home[0] != '/')
                 home = NULL;
         for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-                const char *v = trimmed(env, order[i].var, value, sizeof(value));
+                const char *v = trimmed(order[i].value, value, sizeof(value));
                 if (!v)
                         continue;
                 if (adapt_resolve_path(v, home, home, dir, sizeof(dir)) < 0)
