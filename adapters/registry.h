@@ -16,7 +16,8 @@
         X(gemini)            \
         X(qwen)              \
         X(opencode)          \
-        X(kilo)
+        X(kilo)              \
+        X(cline)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
