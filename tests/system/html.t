@@ -134,7 +134,18 @@ check "print (dark preferred): white paper and the light palette ($(color "$T/pr
 RG=$AM_SAMPLES/realgen
 if [ -d "$RG" ]; then
 	rm -rf "$XDG_STATE_HOME/agentmeterd"
-	env CLAUDE_CONFIG_DIR="$(ls -d "$RG"/claude-code-*/claude-config | head -1)" \
+	# the homes the harnesses read by default, copied (the databases' -wal/-shm
+	# need a directory SQLite may write, and shared/ may be read-only)
+	RH=$T/realgen-home
+	mkdir -p "$RH/.local/share"
+	for d in "gemini-cli-*/gemini-home .gemini" "qwen-code-*/qwen-home .qwen" "cline-*/cline-home .cline" \
+		"opencode-*/data/opencode .local/share/opencode" "copilot-cli-*/copilot-home .copilot" \
+		"droid-*/factory-home .factory"; do
+		set -- $d
+		src=$(ls -d "$RG"/$1 2>/dev/null | head -1)
+		[ -n "$src" ] && cp -r "$src" "$RH/$2"
+	done
+	env HOME="$RH" CLAUDE_CONFIG_DIR="$(ls -d "$RG"/claude-code-*/claude-config | head -1)" \
 	    CODEX_HOME="$(ls -d "$RG"/codex-*/codex-home | head -1)" \
 	    PI_CODING_AGENT_DIR="$(ls -d "$RG"/pi-*/agent | head -1)" \
 	    OPENCLAW_STATE_DIR="$(ls -d "$RG"/openclaw-*/state | head -1)" \
