@@ -1,7 +1,8 @@
-# agentmeterd: one flat Makefile. `make`, `make check`, `make run`, `make bench`, `make install`.
+# agentmeterd: one flat Makefile. `make`, `make check`, `make run`, `make bench`, `make install`,
+# `make deb` (the Debian package, debian/).
 # BUILD=dir keeps objects apart (make check also builds BUILD=build-asan with sanitizers).
 
-PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash
+PKGS     := libsystemd json-c lmdb libzstd sqlite3 libxxhash libpq
 BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -13,6 +14,16 @@ ifeq ($(PREFIX),$(HOME)/.local)
 USERUNITDIR ?= $(HOME)/.local/share/systemd/user
 else
 USERUNITDIR ?= $(PREFIX)/lib/systemd/user
+endif
+# Completions where each shell looks under PREFIX (bash-completion and fish
+# search every XDG data directory; zsh's fpath has vendor-completions for
+# /usr and site-functions for /usr/local).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+ifeq ($(PREFIX),/usr)
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+else
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 endif
 VERSION  := 0.1.0
 
@@ -26,8 +37,10 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # ncurses only for `agentmeterctl top` (ctl/top.c): the daemon never links it.
 CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
 CURSES_LIBS   = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment come last (dpkg-buildflags'
+# hardening for the Debian package).
 ALL_CFLAGS = -std=gnu17 $(OPT) $(SAN) $(WARN) -D_GNU_SOURCE -DAM_VERSION='"$(VERSION)"' \
-             -Icommon -Iadapters -Idaemon -Ictl $(PKG_CFLAGS) $(CFLAGS)
+             -Icommon -Iadapters -Idaemon -Ictl $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDLIBS = $(SAN) $(PKG_LIBS) -lm $(LDLIBS)
 
 LIB_SRC    := $(wildcard common/*.c) $(wildcard adapters/*.c) \
@@ -41,15 +54,17 @@ TOOL_SRC   := $(wildcard tests/bench/*.c) $(wildcard tests/lib/*.c)
 TOOL_BIN   := $(TOOL_SRC:tests/%.c=$(BUILD)/tools/%)
 HEADERS    := $(wildcard common/*.h adapters/*.h daemon/*.h ctl/*.h tests/unit/*.h)
 # Fuzz targets: one line-parser target per adapter in the registry, plus the
-# protocol, the ledger's binary values and time parsing. `all` builds each
+# protocol, the ledger's binary values, time parsing, compressed sources
+# (common/zstream.h) and OpenClaw archive records. `all` builds each
 # as a replay binary (gcc, no libFuzzer) that make check runs over the seeds;
 # `make fuzz` builds them with clang's libFuzzer and fuzzes each for a while.
 ADAPTERS     := $(shell sed -n 's/^[[:space:]]*X(\([a-z_]*\)).*/\1/p' adapters/registry.h)
-FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time
+FUZZ_TARGETS := $(ADAPTERS:%=lines-%) proto decode time zstream archive
 FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all fuzz torture deps check check-unit check-asan check-systemd run bench install uninstall clean lint-man
+.PHONY: all fuzz torture deps deps-quiet deps-deb deps-fuzz check check-unit check-asan check-systemd run \
+        bench install uninstall clean lint-man deb lint-deb
 
 all: $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY)
 
@@ -70,7 +85,7 @@ $(BUILD)/libagentmeter.a: $(LIB_OBJ)
 	ar rcsT $@ $^
 
 $(BUILD)/agentmeterd: $(BUILD)/daemon/agentmeterd.o $(BUILD)/libagentmeter.a
-	$(CC) -o $@ $^ $(ALL_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 $(BUILD)/libagentmeterctl.a: $(CTL_OBJ)
 	@rm -f $@
@@ -92,7 +107,8 @@ CTL_LDLIBS = $(ALL_LDLIBS) $(CURSES_LIBS)
 endif
 
 $(BUILD)/agentmeterctl: $(BUILD)/ctl/agentmeterctl.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
-	$(CC) -o $@ $^ $(CTL_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CTL_LDLIBS)
+
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)
@@ -117,10 +133,11 @@ $(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/%.o $(BUILD)/libagentmeter.a
 	$(CC) -fsanitize=fuzzer -o $@ $^ $(ALL_LDLIBS)
 
 # make fuzz: each target for FUZZ_SECONDS (default 60) with clang's
-# libFuzzer under ASan/UBSan, corpora seeded from fixtures/ and the kept
-# regressions (tests/fuzz/regressions/<target>/); a crash stops the run and
-# leaves its input in build-fuzz/crash-<target>-*.
-fuzz: deps
+# libFuzzer under ASan/UBSan, corpora seeded from fixtures/, the target's
+# seeds (tests/fuzz/seeds/<target>/) and the kept regressions
+# (tests/fuzz/regressions/<target>/); a crash stops the run and leaves its
+# input in build-fuzz/crash-<target>-*. Needs clang (tests/deps.sh fuzz).
+fuzz: deps-fuzz
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-O1 -g" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link" \
 	    $(FUZZ_TARGETS:%=build-fuzz/fuzz/fuzz-%)
@@ -132,10 +149,15 @@ torture: deps all
 	    AM_BUILD=$(abspath $(BUILD)) bash tests/system/torture.t
 
 # Debian packages the build and the tests need; silent and idempotent.
+# NODEPS=1 skips it (the package build: its Build-Depends are installed).
 deps:
 	@tests/deps.sh
 deps-quiet:
-	@tests/deps.sh
+	@[ -n "$(NODEPS)" ] || tests/deps.sh
+deps-deb:
+	@tests/deps.sh deb
+deps-fuzz:
+	@tests/deps.sh fuzz
 
 # All tests: unit + system under the normal build, then again under ASan/UBSan,
 # then the real systemd --user tests. TAP through prove; CI reads its summary.
@@ -153,22 +175,54 @@ run: deps all
 
 bench: deps all
 	tests/bench/run.sh $(abspath $(BUILD))
+	tests/bench/team.sh $(abspath $(BUILD))
 
 lint-man:
 	mandoc -Tlint -Wwarning man/agentmeterd.8 man/agentmeterctl.1
 
+# The programs, their man pages, the user unit, and the completion scripts
+# as `agentmeterctl completion SHELL` prints them. `make -o all install`
+# installs what is built without building anything (the package does so).
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(USERUNITDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(USERUNITDIR) \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 $(BUILD)/agentmeterd $(BUILD)/agentmeterctl $(DESTDIR)$(BINDIR)/
 	install -m 0644 man/agentmeterctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/agentmeterd.8 $(DESTDIR)$(MANDIR)/man8/
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/agentmeterd.service.in > $(DESTDIR)$(USERUNITDIR)/agentmeterd.service
 	chmod 0644 $(DESTDIR)$(USERUNITDIR)/agentmeterd.service
+	$(BUILD)/agentmeterctl completion bash > $(DESTDIR)$(BASHCOMPDIR)/agentmeterctl
+	$(BUILD)/agentmeterctl completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_agentmeterctl
+	$(BUILD)/agentmeterctl completion fish > $(DESTDIR)$(FISHCOMPDIR)/agentmeterctl.fish
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/agentmeterctl $(DESTDIR)$(ZSHCOMPDIR)/_agentmeterctl \
+	    $(DESTDIR)$(FISHCOMPDIR)/agentmeterctl.fish
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/agentmeterd $(DESTDIR)$(BINDIR)/agentmeterctl \
 	      $(DESTDIR)$(MANDIR)/man1/agentmeterctl.1 $(DESTDIR)$(MANDIR)/man8/agentmeterd.8 \
-	      $(DESTDIR)$(USERUNITDIR)/agentmeterd.service
+	      $(DESTDIR)$(USERUNITDIR)/agentmeterd.service $(DESTDIR)$(BASHCOMPDIR)/agentmeterctl \
+	      $(DESTDIR)$(ZSHCOMPDIR)/_agentmeterctl $(DESTDIR)$(FISHCOMPDIR)/agentmeterctl.fish
+
+# make deb: the Debian package (debian/) as $(BUILD)/agentmeterd_VERSION_ARCH.deb.
+# Its build dependencies are installed first (tests/deps.sh deb); the tree is
+# copied into $(BUILD)/deb/ and built there with dpkg-buildpackage, so the
+# checkout and its parent directory stay untouched. make lint-deb runs
+# lintian on it.
+DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
+DEB      = $(BUILD)/agentmeterd_$(VERSION)_$(DEB_ARCH).deb
+deb: deps-deb
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+	    { echo "debian/changelog says $$v, the Makefile $(VERSION)" >&2; exit 1; }
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/agentmeterd-$(VERSION)
+	tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | \
+	    tar -x -C $(BUILD)/deb/agentmeterd-$(VERSION)
+	cd $(BUILD)/deb/agentmeterd-$(VERSION) && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || \
+	    { tail -n 40 ../build.log >&2; exit 1; }
+	cp $(BUILD)/deb/agentmeterd_$(VERSION)_$(DEB_ARCH).deb $(DEB)
+	@echo "$(DEB)"
+
+lint-deb: deb
+	lintian --info --display-info --pedantic --tag-display-limit 0 $(DEB)
 
 clean:
 	rm -rf build build-* 

@@ -336,3 +336,30 @@ int adapt_zst_sibling(const char *path, char *ret, size_t cap)
         }
         return snprintf(ret, cap, "%s.zst", path) < (int)cap ? 1 : 0;
 }
+
+bool adapt_ends_with(const char *name, const char *suffix)
+{
+        size_t n = strlen(name), k = strlen(suffix);
+        return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+bool adapt_component_is(const char *rel, int idx, const char *want)
+{
+        const char *p = rel;
+        size_t n;
+
+        for (int i = 0; i < idx; i++) {
+                p = strchr(p, '/');
+                if (!p)
+                        return false;
+                p++;
+        }
+        n = strcspn(p, "/");
+        return n == strlen(want) && memcmp(p, want, n) == 0;
+}
+
+bool adapt_is_dir(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}

@@ -87,3 +87,11 @@ bool adapt_line_begin(struct parse_state *ps, const char **io_line, size_t *io_l
 /* adapter.sibling_of for a harness that compresses an idle transcript x
  * into x.zst (and back): the other name of the two. */
 int adapt_zst_sibling(const char *path, char *ret, size_t cap);
+
+/* Whether name is a stem of at least one byte followed by suffix
+ * ("a.jsonl" ends with ".jsonl"; ".jsonl" itself does not). */
+bool adapt_ends_with(const char *name, const char *suffix);
+/* Whether component idx (0-based) of the relative path rel is want. */
+bool adapt_component_is(const char *rel, int idx, const char *want);
+/* Whether path is (or links to) a directory. */
+bool adapt_is_dir(const char *path);

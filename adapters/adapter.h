@@ -268,13 +268,16 @@ struct adapter {
         /* DOCUMENT: the whole current text doc[0, len) (NUL-terminated at
          * len). *io_known: on entry the length of a prefix of doc that is
          * byte-identical to the prefix this function reported after its last
-         * PARSE_OK for this source (0: nothing known; then any resume point
-         * the state holds is stale); rows wholly inside it were committed
+         * PARSE_OK for this source (0: nothing known; then a resume point
+         * the state holds is stale unless the adapter checks it against doc
+         * itself, e.g. by a hash of the bytes it covers: a header that
+         * changes on every write, such as a time stamp, ends the common
+         * prefix at its first bytes); rows wholly inside it were committed
          * then and need not be emitted again. On PARSE_OK set it to the
          * prefix worth remembering (e.g. the end of the last complete
          * message), at most len. ps persists across versions of the
-         * document (a snapshot's last totals live there). Returns a
-         * parse_result. */
+         * document (a snapshot's last totals live there); it is kept only
+         * after PARSE_OK (and PARSE_NOT_SOURCE). Returns a parse_result. */
         int (*parse_document)(const struct source_ctx *ctx, struct parse_state *ps,
                               const char *doc, size_t len, size_t *io_known,
                               struct row_batch *out);

@@ -3,6 +3,7 @@
  * with each cumulative cost-state, kept across restarts in parse_state.priv. */
 #include <string.h>
 
+#include "binio.h"
 #include "claude-acct.h"
 #include "jscan.h"
 
@@ -14,89 +15,23 @@
  * Anything else (another format, cut short): a fresh start. */
 #define CL_PRIV_FORMAT 1
 
-struct pw {
-        uint8_t *p;
-        size_t len, cap;
-        bool bad;
-};
 
-static void pw_u8(struct pw *w, uint8_t v)
+static void pw_tok(struct bw *w, const struct cl_tok *t)
 {
-        if (w->len >= w->cap) {
-                w->bad = true;
-                return;
-        }
-        w->p[w->len++] = v;
+        bw_var(w, t->input);
+        bw_var(w, t->output);
+        bw_var(w, t->cache_read);
+        bw_var(w, t->cache_write);
+        bw_var(w, t->cache_write_1h);
 }
 
-static void pw_var(struct pw *w, uint64_t v)
+static void pr_tok(struct br *r, struct cl_tok *t)
 {
-        do {
-                pw_u8(w, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-                v >>= 7;
-        } while (v);
-}
-
-static void pw_fixed(struct pw *w, uint64_t v, int bytes)
-{
-        for (int i = 0; i < bytes; i++)
-                pw_u8(w, (uint8_t)(v >> (8 * i)));
-}
-
-struct pr {
-        const uint8_t *p;
-        size_t len, pos;
-        bool bad;
-};
-
-static uint8_t pr_u8(struct pr *r)
-{
-        if (r->pos >= r->len) {
-                r->bad = true;
-                return 0;
-        }
-        return r->p[r->pos++];
-}
-
-static uint64_t pr_var(struct pr *r)
-{
-        uint64_t v = 0;
-
-        for (int shift = 0; shift < 64; shift += 7) {
-                uint8_t b = pr_u8(r);
-                v |= (uint64_t)(b & 0x7f) << shift;
-                if (!(b & 0x80))
-                        return v;
-        }
-        r->bad = true;
-        return 0;
-}
-
-static uint64_t pr_fixed(struct pr *r, int bytes)
-{
-        uint64_t v = 0;
-
-        for (int i = 0; i < bytes; i++)
-                v |= (uint64_t)pr_u8(r) << (8 * i);
-        return v;
-}
-
-static void pw_tok(struct pw *w, const struct cl_tok *t)
-{
-        pw_var(w, t->input);
-        pw_var(w, t->output);
-        pw_var(w, t->cache_read);
-        pw_var(w, t->cache_write);
-        pw_var(w, t->cache_write_1h);
-}
-
-static void pr_tok(struct pr *r, struct cl_tok *t)
-{
-        t->input = pr_var(r);
-        t->output = pr_var(r);
-        t->cache_read = pr_var(r);
-        t->cache_write = pr_var(r);
-        t->cache_write_1h = pr_var(r);
+        t->input = br_var(r);
+        t->output = br_var(r);
+        t->cache_read = br_var(r);
+        t->cache_write = br_var(r);
+        t->cache_write_1h = br_var(r);
 }
 
 /* models are told apart by 32 bits of their name's hash */
@@ -107,27 +42,27 @@ static uint64_t model_hash(const char *model)
 
 void cl_acct_load(const struct parse_state *ps, struct cl_acct *ret)
 {
-        struct pr r = { ps->priv, ps->priv_len, 0, false };
+        struct br r = { ps->priv, ps->priv_len, 0, false };
         struct cl_acct a = { 0 };
 
         *ret = a;
-        if (ps->priv_len == 0 || pr_u8(&r) != CL_PRIV_FORMAT)
+        if (ps->priv_len == 0 || br_u8(&r) != CL_PRIV_FORMAT)
                 return;
-        a.flags = pr_u8(&r);
-        a.boundaries = (uint32_t)pr_var(&r);
+        a.flags = br_u8(&r);
+        a.boundaries = (uint32_t)br_var(&r);
         if (a.boundaries) {
-                a.boundary_hash = pr_fixed(&r, 8);
-                a.boundary_ms = (int64_t)pr_var(&r);
+                a.boundary_hash = br_u64(&r);
+                a.boundary_ms = (int64_t)br_var(&r);
         }
-        a.unmetered = pr_var(&r);
-        a.unmetered_tokens = pr_var(&r);
-        a.last_key = pr_fixed(&r, 8);
+        a.unmetered = br_var(&r);
+        a.unmetered_tokens = br_var(&r);
+        a.last_key = br_u64(&r);
         pr_tok(&r, &a.last);
-        a.n = pr_u8(&r);
+        a.n = br_u8(&r);
         if (a.n > CL_ACCT_MODELS)
                 return;
         for (uint32_t i = 0; i < a.n; i++) {
-                a.m[i].model_hash = pr_fixed(&r, 4);
+                a.m[i].model_hash = br_u32(&r);
                 pr_tok(&r, &a.m[i].d);
         }
         if (!r.bad && r.pos == r.len)
@@ -137,25 +72,25 @@ void cl_acct_load(const struct parse_state *ps, struct cl_acct *ret)
 static bool encode(const struct cl_acct *a, uint32_t n_models, struct parse_state *ps)
 {
         uint8_t buf[PS_PRIV_MAX];
-        struct pw w = { buf, 0, sizeof(buf), false };
+        struct bw w = { buf, 0, sizeof(buf), false };
 
-        pw_u8(&w, CL_PRIV_FORMAT);
-        pw_u8(&w, a->flags);
-        pw_var(&w, a->boundaries);
+        bw_u8(&w, CL_PRIV_FORMAT);
+        bw_u8(&w, a->flags);
+        bw_var(&w, a->boundaries);
         if (a->boundaries) {
-                pw_fixed(&w, a->boundary_hash, 8);
-                pw_var(&w, (uint64_t)(a->boundary_ms > 0 ? a->boundary_ms : 0));
+                bw_u64(&w, a->boundary_hash);
+                bw_var(&w, (uint64_t)(a->boundary_ms > 0 ? a->boundary_ms : 0));
         }
-        pw_var(&w, a->unmetered);
-        pw_var(&w, a->unmetered_tokens);
-        pw_fixed(&w, a->last_key, 8);
+        bw_var(&w, a->unmetered);
+        bw_var(&w, a->unmetered_tokens);
+        bw_u64(&w, a->last_key);
         pw_tok(&w, &a->last);
-        pw_u8(&w, (uint8_t)n_models);
+        bw_u8(&w, (uint8_t)n_models);
         for (uint32_t i = 0; i < n_models; i++) {
-                pw_fixed(&w, a->m[i].model_hash, 4);
+                bw_u32(&w, (uint32_t)a->m[i].model_hash);
                 pw_tok(&w, &a->m[i].d);
         }
-        if (w.bad)
+        if (w.overflow)
                 return false;
         memcpy(ps->priv, buf, w.len);
         ps->priv_len = (uint32_t)w.len;

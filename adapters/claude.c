@@ -79,26 +79,7 @@ static int claude_discover(const struct discover_env *env, struct root_list *out
         return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), k = strlen(suffix);
-        return n > k && strcmp(s + n - k, suffix) == 0;
-}
 
-/* The i-th component (0-based) of relpath equals want. */
-static bool component_is(const char *relpath, int i, const char *want)
-{
-        const char *p = relpath;
-        size_t n = strlen(want);
-
-        for (; i > 0; i--) {
-                p = strchr(p, '/');
-                if (!p)
-                        return false;
-                p++;
-        }
-        return strncmp(p, want, n) == 0 && (p[n] == '/' || p[n] == 0);
-}
 
 /* Under projects/: <key>/<session>.jsonl (and the older flat
  * <key>/agent-<id>.jsonl), <key>/<session>/subagents/<agent>.jsonl and
@@ -117,22 +98,22 @@ static enum classify_result claude_classify(const char *relpath, const char *nam
                 case 3:
                         return strcmp(name, "subagents") == 0 ? CLASS_DESCEND : CLASS_IGNORE;
                 case 4:
-                        return strcmp(name, "workflows") == 0 && component_is(relpath, 2, "subagents")
+                        return strcmp(name, "workflows") == 0 && adapt_component_is(relpath, 2, "subagents")
                                        ? CLASS_DESCEND
                                        : CLASS_IGNORE;
                 case 5:
-                        return component_is(relpath, 3, "workflows") ? CLASS_DESCEND : CLASS_IGNORE;
+                        return adapt_component_is(relpath, 3, "workflows") ? CLASS_DESCEND : CLASS_IGNORE;
                 default:
                         return CLASS_IGNORE;
                 }
         }
-        if (!ends_with(name, ".jsonl") || strcmp(name, "journal.jsonl") == 0)
+        if (!adapt_ends_with(name, ".jsonl") || strcmp(name, "journal.jsonl") == 0)
                 return CLASS_IGNORE;
         if (depth == 2)
                 return CLASS_LINES;
-        if (depth == 4 && component_is(relpath, 2, "subagents"))
+        if (depth == 4 && adapt_component_is(relpath, 2, "subagents"))
                 return CLASS_LINES;
-        if (depth == 6 && component_is(relpath, 2, "subagents") && component_is(relpath, 3, "workflows"))
+        if (depth == 6 && adapt_component_is(relpath, 2, "subagents") && adapt_component_is(relpath, 3, "workflows"))
                 return CLASS_LINES;
         return CLASS_IGNORE;
 }

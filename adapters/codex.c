@@ -17,17 +17,7 @@
 
 extern const struct adapter adapter_codex; /* defined at the end of this file */
 
-static bool is_dir(const char *path)
-{
-        struct stat st;
-        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
-static bool ends_with(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), k = strlen(suffix);
-        return n >= k && strcmp(s + n - k, suffix) == 0;
-}
 
 /* <home>/sessions/YYYY/MM/DD/rollout-*.jsonl, <home>/archived_sessions/
  * rollout-*.jsonl: four directory levels at most. */
@@ -64,7 +54,7 @@ static int add_openclaw_homes(struct root_list *out, const char *state)
                 seen++;
                 if (snprintf(path, sizeof(path), "%s/%s/agent/codex-home", agents, de->d_name) >=
                             (int)sizeof(path) ||
-                    !is_dir(path))
+                    !adapt_is_dir(path))
                         continue;
                 snprintf(label, sizeof(label), "openclaw agent %.40s", de->d_name);
                 r = add_home(out, path, label, ROOT_PROFILE, NULL, path);
@@ -90,7 +80,7 @@ static int codex_discover(const struct discover_env *env, struct root_list *out)
         if (chome && adapt_resolve_path(chome, home, home, path, sizeof(path)) == 0) {
                 r = add_home(out, path, "codex home", ROOT_ENV, "CODEX_HOME", NULL);
                 /* rollouts written before the move stay in the default home */
-                if (r >= 0 && dflt[0] && is_dir(dflt))
+                if (r >= 0 && dflt[0] && adapt_is_dir(dflt))
                         r = add_home(out, dflt, "default", ROOT_DEFAULT, NULL, NULL);
         } else if (dflt[0]) {
                 r = add_home(out, dflt, "codex home", ROOT_DEFAULT, NULL, NULL);
@@ -132,9 +122,9 @@ static enum classify_result codex_classify(const char *relpath, const char *name
                 return CLASS_IGNORE;
         if (strncmp(name, "rollout-", 8) != 0 || strstr(name, ".tmp"))
                 return CLASS_IGNORE;
-        if (ends_with(name, ".jsonl"))
+        if (adapt_ends_with(name, ".jsonl"))
                 return CLASS_LINES;
-        if (ends_with(name, ".jsonl.zst"))
+        if (adapt_ends_with(name, ".jsonl.zst"))
                 return CLASS_LINES;
         return CLASS_IGNORE;
 }

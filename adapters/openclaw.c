@@ -25,11 +25,6 @@ const struct pi_flavor openclaw_flavor = {
 
 /* ---- file names ------------------------------------------------------------ */
 
-static bool ends_with(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), k = strlen(suffix);
-        return n >= k && strcmp(s + n - k, suffix) == 0;
-}
 
 /* `openclaw doctor` archives an imported transcript as
  * <session-key slug>.<name>.imported-<ms>[.<n>]: back to <slug>.<name>. */
@@ -85,37 +80,22 @@ static bool transcript_name(const char *name)
 
         if (n == 0 || n > NAME_MAX || name[0] == '.') /* .fs-safe-*, .usage-cost-cache.json* */
                 return false;
-        if (strncmp(name, "sessions.json", strlen("sessions.json")) == 0 || ends_with(name, ".tmp") ||
-            ends_with(name, ".zst") || /* compressed archives: archive_class() */
-            ends_with(name, ".lock") || ends_with(name, ".bak") || strstr(name, ".bak."))
+        if (strncmp(name, "sessions.json", strlen("sessions.json")) == 0 || adapt_ends_with(name, ".tmp") ||
+            adapt_ends_with(name, ".zst") || /* compressed archives: archive_class() */
+            adapt_ends_with(name, ".lock") || adapt_ends_with(name, ".bak") || strstr(name, ".bak."))
                 return false;
         memcpy(base, name, n + 1);
         strip_imported(base);
         strip_archive(base);
-        if (strlen(base) <= strlen(".jsonl") || !ends_with(base, ".jsonl"))
+        if (strlen(base) <= strlen(".jsonl") || !adapt_ends_with(base, ".jsonl"))
                 return false;
-        return !ends_with(base, ".trajectory.jsonl") && !strstr(base, ".checkpoint.");
+        return !adapt_ends_with(base, ".trajectory.jsonl") && !strstr(base, ".checkpoint.");
 }
 
-/* Whether component idx (0-based) of relpath is `want`. */
-static bool comp_is(const char *rel, int idx, const char *want)
-{
-        const char *p = rel;
-        size_t n;
-
-        for (int i = 0; i < idx; i++) {
-                p = strchr(p, '/');
-                if (!p)
-                        return false;
-                p++;
-        }
-        n = strcspn(p, "/");
-        return n == strlen(want) && memcmp(p, want, n) == 0;
-}
 
 static bool transcript_dir(const char *rel, int idx)
 {
-        return comp_is(rel, idx, "sessions") || comp_is(rel, idx, ARCHIVE_DIR);
+        return adapt_component_is(rel, idx, "sessions") || adapt_component_is(rel, idx, ARCHIVE_DIR);
 }
 
 /* A compressed archive, read whole (openclaw-file.c): a deleted or reset
@@ -125,15 +105,15 @@ static bool archive_file(const char *relpath, const char *name, int depth)
 {
         size_t n = strlen(name);
 
-        if (name[0] == '.' || !ends_with(name, ".zst"))
+        if (name[0] == '.' || !adapt_ends_with(name, ".zst"))
                 return false;
-        if (depth >= 2 && comp_is(relpath, depth - 2, "cold"))
-                return n > strlen(".jsonl.zst") && ends_with(name, ".jsonl.zst") &&
+        if (depth >= 2 && adapt_component_is(relpath, depth - 2, "cold"))
+                return n > strlen(".jsonl.zst") && adapt_ends_with(name, ".jsonl.zst") &&
                        (depth == 2 || (depth == 3 && transcript_dir(relpath, 0)) ||
-                        (depth == 5 && comp_is(relpath, 0, "agents") && comp_is(relpath, 2, "sessions")));
+                        (depth == 5 && adapt_component_is(relpath, 0, "agents") && adapt_component_is(relpath, 2, "sessions")));
         return (strstr(name, ".jsonl.deleted.") || strstr(name, ".jsonl.reset.")) &&
                (depth == 1 || (depth == 2 && transcript_dir(relpath, 0)) ||
-                (depth == 4 && comp_is(relpath, 0, "agents") && transcript_dir(relpath, 2)));
+                (depth == 4 && adapt_component_is(relpath, 0, "agents") && transcript_dir(relpath, 2)));
 }
 
 /* Roots are state dirs (agents/<id>/{sessions,agent,session-sqlite-import-
@@ -151,24 +131,24 @@ static enum classify_result oc_classify(const char *relpath, const char *name, i
                 if (depth == 1 && (strcmp(name, "agents") == 0 || strcmp(name, "sessions") == 0 ||
                                    strcmp(name, "agent") == 0 || strcmp(name, ARCHIVE_DIR) == 0))
                         return CLASS_DESCEND;
-                if (depth == 2 && comp_is(relpath, 0, "agents"))
+                if (depth == 2 && adapt_component_is(relpath, 0, "agents"))
                         return CLASS_DESCEND;
-                if (depth == 3 && comp_is(relpath, 0, "agents") &&
+                if (depth == 3 && adapt_component_is(relpath, 0, "agents") &&
                     (strcmp(name, "sessions") == 0 || strcmp(name, "agent") == 0 ||
                      strcmp(name, ARCHIVE_DIR) == 0))
                         return CLASS_DESCEND;
                 /* cold storage inside a transcripts directory */
                 if (strcmp(name, "cold") == 0 &&
-                    (depth == 1 || (depth == 2 && comp_is(relpath, 0, "sessions")) ||
-                     (depth == 4 && comp_is(relpath, 0, "agents") && comp_is(relpath, 2, "sessions"))))
+                    (depth == 1 || (depth == 2 && adapt_component_is(relpath, 0, "sessions")) ||
+                     (depth == 4 && adapt_component_is(relpath, 0, "agents") && adapt_component_is(relpath, 2, "sessions"))))
                         return CLASS_DESCEND;
                 return CLASS_IGNORE;
         }
         /* the agent database; never its -wal/-shm/-journal, memory-reindex,
          * reindex-lock or generation-* siblings */
         if (strcmp(name, DB_NAME) == 0) {
-                if (depth == 1 || (depth == 2 && comp_is(relpath, 0, "agent")) ||
-                    (depth == 4 && comp_is(relpath, 0, "agents") && comp_is(relpath, 2, "agent")))
+                if (depth == 1 || (depth == 2 && adapt_component_is(relpath, 0, "agent")) ||
+                    (depth == 4 && adapt_component_is(relpath, 0, "agents") && adapt_component_is(relpath, 2, "agent")))
                         return CLASS_TABLE;
                 return CLASS_IGNORE;
         }
@@ -177,7 +157,7 @@ static enum classify_result oc_classify(const char *relpath, const char *name, i
         if (!transcript_name(name))
                 return CLASS_IGNORE;
         if (depth == 1 || (depth == 2 && transcript_dir(relpath, 0)) ||
-            (depth == 4 && comp_is(relpath, 0, "agents") && transcript_dir(relpath, 2)))
+            (depth == 4 && adapt_component_is(relpath, 0, "agents") && transcript_dir(relpath, 2)))
                 return CLASS_LINES;
         return CLASS_IGNORE;
 }
@@ -188,11 +168,11 @@ bool openclaw_is_archive_file(const char *path, enum oc_archive_format *ret_form
         size_t dn;
 
         name = name ? name + 1 : path;
-        if (name[0] == '.' || !ends_with(name, ".zst"))
+        if (name[0] == '.' || !adapt_ends_with(name, ".zst"))
                 return false;
         dn = (size_t)(name - path);
         if (dn >= 6 && memcmp(name - 6, "/cold/", 6) == 0) {
-                if (!ends_with(name, ".jsonl.zst") || strlen(name) == strlen(".jsonl.zst"))
+                if (!adapt_ends_with(name, ".jsonl.zst") || strlen(name) == strlen(".jsonl.zst"))
                         return false;
                 *ret_format = OC_ARCHIVE_COLD;
                 return true;
@@ -234,11 +214,6 @@ static bool join(char *buf, size_t cap, const char *dir, const char *name)
         return n > 0 && (size_t)n < cap;
 }
 
-static bool is_dir(const char *path)
-{
-        struct stat st;
-        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 /* 1 added, 0 already listed (same path), -ENOMEM */
 static int add_root(struct root_list *out, const char *path, const char *label, uint8_t reason,
@@ -308,7 +283,7 @@ static int list_dirs(const char *dir, const char *prefix, char ***ret, size_t *r
         while ((de = readdir(d)) && n < NAMES_MAX) {
                 const char *nm = de->d_name;
                 if (strncmp(nm, prefix, k) != 0 || !nm[k] || (k == 0 && nm[0] == '.') ||
-                    !join(path, sizeof(path), dir, nm) || !is_dir(path))
+                    !join(path, sizeof(path), dir, nm) || !adapt_is_dir(path))
                         continue;
                 if (!v && !(v = calloc(NAMES_MAX, sizeof(*v))))
                         break;
@@ -499,7 +474,7 @@ static int oc_discover(const struct discover_env *env, struct root_list *out)
                 sreason = ROOT_ENV;
                 sv = "OPENCLAW_STATE_DIR";
         } else if (home[0]) {
-                snprintf(state, sizeof(state), "%s", is_dir(dflt) || !is_dir(legacy) ? dflt : legacy);
+                snprintf(state, sizeof(state), "%s", adapt_is_dir(dflt) || !adapt_is_dir(legacy) ? dflt : legacy);
                 sreason = hv ? ROOT_ENV : ROOT_DEFAULT;
                 sv = hv;
         }
@@ -507,9 +482,9 @@ static int oc_discover(const struct discover_env *env, struct root_list *out)
                 r = add_state(out, state, "state", sreason, sv, NULL);
         if (r >= 0 && home[0]) {
                 /* sessions written before a move stay where they were */
-                if (is_dir(dflt))
+                if (adapt_is_dir(dflt))
                         r = add_state(out, dflt, "default", hv ? ROOT_ENV : ROOT_DEFAULT, hv, NULL);
-                if (r >= 0 && is_dir(legacy))
+                if (r >= 0 && adapt_is_dir(legacy))
                         r = add_state(out, legacy, "legacy .clawdbot", hv ? ROOT_ENV : ROOT_DEFAULT, hv,
                                       NULL);
                 if (r >= 0)

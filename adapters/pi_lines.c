@@ -571,25 +571,3 @@ int pi_parse_line(const struct pi_flavor *fl, const struct source_ctx *ctx,
         return parse_values(fl, ctx, ps, line, line + len, out);
 }
 
-int pi_parse_entry(const struct pi_flavor *fl, const struct source_ctx *ctx,
-                   struct parse_state *ps, struct json_object *entry, struct row_batch *out)
-{
-        const char *text;
-        size_t len = 0;
-
-        if (ps->flags & PS_NOT_SOURCE)
-                return PARSE_NOT_SOURCE;
-        if (!entry || !json_object_is_type(entry, json_type_object)) {
-                if (!(ps->flags & PS_HEADER_SEEN)) {
-                        ps->flags |= PS_HEADER_SEEN | PS_NOT_SOURCE;
-                        return PARSE_NOT_SOURCE;
-                }
-                return PARSE_MALFORMED;
-        }
-        /* one code path for both: the entry as (plain) JSON text */
-        text = json_object_to_json_string_length(entry, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                                 &len);
-        if (!text)
-                return -ENOMEM;
-        return parse_values(fl, ctx, ps, text, text + len, out);
-}

@@ -46,11 +46,3 @@ int pi_parse_line(const struct pi_flavor *fl, const struct source_ctx *ctx,
                   struct parse_state *ps, const char *line, size_t len,
                   struct row_batch *out);
 
-/* One already-parsed entry (e.g. an OpenClaw SQLite transcript_events row).
- * The first entry of a source must be the session header, as for lines.
- * Same returns as pi_parse_line (PARSE_MALFORMED: entry is not an object).
- * It is printed back to JSON and read by the same code as a line; with the
- * text at hand, pi_parse_line on it is cheaper. */
-int pi_parse_entry(const struct pi_flavor *fl, const struct source_ctx *ctx,
-                   struct parse_state *ps, struct json_object *entry,
-                   struct row_batch *out);

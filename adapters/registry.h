@@ -13,6 +13,11 @@
         X(picoclaw)          \
         X(claude)            \
         X(codex)             \
+        X(gemini)            \
+        X(qwen)              \
+        X(opencode)          \
+        X(kilo)              \
+        X(cline)             \
         X(copilot)           \
         X(droid)
 

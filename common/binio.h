@@ -61,6 +61,15 @@ static inline void bw_str(struct bw *w, const char *s, size_t cap)
         bw_bytes(w, s, n);
 }
 
+/* An unsigned LEB128 varint: 7 bits a byte, low first, high bit "more". */
+static inline void bw_var(struct bw *w, uint64_t v)
+{
+        do {
+                bw_u8(w, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+                v >>= 7;
+        } while (v);
+}
+
 struct br {
         const uint8_t *p;
         size_t len, pos;
@@ -106,6 +115,21 @@ static inline uint8_t br_u8(struct br *r)
 {
         const uint8_t *q = br_take(r, 1);
         return q ? q[0] : 0;
+}
+
+/* A varint as bw_var writes it; more than ten bytes marks the reader bad. */
+static inline uint64_t br_var(struct br *r)
+{
+        uint64_t v = 0;
+
+        for (int shift = 0; shift < 64 && !r->bad; shift += 7) {
+                uint8_t b = br_u8(r);
+                v |= (uint64_t)(b & 0x7f) << shift;
+                if (!(b & 0x80))
+                        return r->bad ? 0 : v;
+        }
+        r->bad = true;
+        return 0;
 }
 
 /* Reads a u16-length string into dst (capacity cap, NUL-terminated); a

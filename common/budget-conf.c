@@ -169,6 +169,8 @@ static const char *parse_amount(char **words, size_t n, size_t *i, struct budget
 
         if (*w == '$')
                 u = BUDGET_USD, w++;
+        if (strlen(w) >= sizeof(num)) /* cut, it would be another amount */
+                return "the amount is too long (at most 63 characters)";
         snprintf(num, sizeof(num), "%s", w);
         len = strlen(num);
         if (len > 3 && strcasecmp(num + len - 3, "usd") == 0)
@@ -421,6 +423,14 @@ int budget_conf_load(const char *path, struct budget_conf *ret_conf)
                 r = budget_conf_parse(buf, got, ret_conf);
         free(buf);
         return r;
+}
+
+int64_t budget_percent_tenths(int64_t amount, int64_t limit)
+{
+        if (amount <= 0 || limit <= 0)
+                return 0;
+        __int128 t = (__int128)amount * 1000 / limit; /* floored: amount >= 0 */
+        return t > (__int128)BUDGET_PERCENT_MAX * 10 ? (int64_t)BUDGET_PERCENT_MAX * 10 : (int64_t)t;
 }
 
 bool budget_rule_matches(const struct budget_rule *b, const char *harness, const char *model,

@@ -18,6 +18,7 @@
 #define BUDGET_COMMAND_MAX 1024
 #define BUDGET_ERRORS_MAX 8             /* error messages kept (all are counted) */
 #define BUDGET_ERROR_LEN 200
+#define BUDGET_PERCENT_MAX 100000       /* a percent shown is capped here (1,000 times the limit) */
 
 enum budget_period { BUDGET_DAILY = 1, BUDGET_WEEKLY, BUDGET_MONTHLY };
 enum budget_unit { BUDGET_USD = 1, BUDGET_TOKENS };
@@ -57,6 +58,13 @@ int budget_conf_load(const char *path, struct budget_conf *ret_conf);
 const char *budget_period_name(enum budget_period p);
 const char *budget_unit_name(enum budget_unit u);
 const char *budget_scope_name(enum budget_scope s);
+
+/* The spend as a percentage of the limit, in tenths of a percent, floored
+ * and capped at BUDGET_PERCENT_MAX (0 for no spend): the one figure
+ * `status` shows (tenths / 10.0) and the journal and the command's
+ * environment show in whole percents (tenths / 10), so a level L is
+ * crossed exactly when the whole percent reaches L. */
+int64_t budget_percent_tenths(int64_t amount, int64_t limit);
 
 /* Whether a row counts against the rule's scope (not its period). A project
  * matches the directory itself and everything below it. */

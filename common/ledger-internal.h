@@ -7,8 +7,11 @@
 #include <stdbool.h>
 
 #include "ledger.h"
+#include "ledger-outbox.h"
 
-enum { DB_META, DB_USAGE, DB_ACTIVITY, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS, DB_COUNT };
+/* DB_OUTBOX exists only once a team outbox was turned on (ledger-outbox.c) */
+enum { DB_META, DB_USAGE, DB_ACTIVITY, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS, DB_OUTBOX,
+       DB_COUNT };
 
 #define LEDGER_ERROR_MAX (PATH_MAX + 256) /* a path plus a sentence */
 #define MAP_LIMIT (1ull << 40) /* the map stops doubling at 1 TiB */
@@ -28,6 +31,9 @@ struct ledger {
         uint64_t rollup_epoch;   /* ... changed this many times (lo > hi: no window) */
         struct sums_pending *pending; /* ledger_sums_add: a write's sums (ledger-sums.c) */
         size_t n_pending;
+        bool outbox_dbi;   /* dbi[DB_OUTBOX] is open (ledger-outbox.c) */
+        bool outbox_on;    /* ledger_outbox_note appends */
+        uint64_t outbox_next; /* the next entry's number; 0: not read yet */
 };
 
 /* ledger_errno, plus: remembers MDB_MAP_FULL so ledger_write retries. */
@@ -63,6 +69,14 @@ void ledger_sums_discard(struct ledger *l);
  * newer (ledger-limits.c). */
 int ledger_limits_put(struct ledger *l, MDB_txn *txn, const char *scope,
                       const struct rate_limits *rl);
+
+/* The team outbox (ledger-outbox.h): opened with the other DBs when it
+ * exists; the commit's hook appends one entry inside the write txn. */
+int ledger_outbox_open(struct ledger *l, MDB_txn *txn);
+int ledger_outbox_note(struct ledger *l, MDB_txn *txn, enum outbox_type type,
+                       const struct row_key *key, unsigned flags);
+/* An activity value (ledger-rows.c). */
+int ledger_activity_decode(const MDB_val *v, struct activity_entry *ret_entry);
 
 typedef int (*ledger_entry_fn)(const MDB_val *k, const MDB_val *v, void *ctx);
 int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx);

@@ -55,6 +55,8 @@ static int reprice_one(struct ledger *l, MDB_txn *txn, const MDB_val *k, const M
                 r = ledger_sums_apply(l, txn, &x->old, -1);
         if (r == 0)
                 r = ledger_sums_apply(l, txn, &x->now, +1);
+        if (r == 0) /* the team server takes the new cost too */
+                r = ledger_outbox_note(l, txn, OUTBOX_ROW, &x->old.key, OUTBOX_F_REPRICED);
         if (r < 0)
                 return r;
         memcpy(p->key, k->mv_data, ROW_KEY_SIZE);

@@ -48,6 +48,8 @@ static int put_calls(struct ledger *l, MDB_txn *txn, const struct usage_row *in,
                         continue;
                 if (rc)
                         return ledger_fail(l, rc);
+                if ((rc = ledger_outbox_note(l, txn, OUTBOX_CALL, &ck, 0)) < 0) /* team outbox */
+                        return rc;
                 (*added)++;
                 have++;
         }
@@ -146,6 +148,8 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                         }
                         r = put_row(l, txn, m, 0);
                         if (r == 0)
+                                r = ledger_outbox_note(l, txn, OUTBOX_ROW, &in->key, 0);
+                        if (r == 0)
                                 r = ledger_sums_add(l, txn, old, -1);
                         if (r == 0)
                                 r = ledger_sums_add(l, txn, m, +1);
@@ -162,7 +166,9 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                 res->dup++;
                 return ROW_DUP;
         }
-        r = put_calls(l, txn, in, NULL, &res->calls_added);
+        r = ledger_outbox_note(l, txn, OUTBOX_ROW, &in->key, 0);
+        if (r == 0)
+                r = put_calls(l, txn, in, NULL, &res->calls_added);
         if (r == 0)
                 r = ledger_sums_add(l, txn, in, +1);
         if (r < 0)
@@ -290,26 +296,32 @@ struct activity_scan {
         void *u;
 };
 
-static int activity_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
+int ledger_activity_decode(const MDB_val *v, struct activity_entry *e)
 {
-        struct activity_scan *s = ctx;
-        struct activity_entry e = {0};
         struct br r = {.p = v->mv_data, .len = v->mv_size};
         const uint8_t *key;
 
-        (void)k;
+        memset(e, 0, sizeof(*e));
         if (br_u8(&r) != VALUE_VERSION)
                 return -EBADMSG;
         key = br_take(&r, ROW_KEY_SIZE);
         if (key)
-                memcpy(e.usage_key.b, key, ROW_KEY_SIZE);
-        e.time_ms = (int64_t)br_u64(&r);
-        e.index = br_u32(&r);
-        br_str(&r, e.tool, sizeof(e.tool));
-        br_str(&r, e.name, sizeof(e.name));
-        if (r.bad || r.pos != r.len)
-                return -EBADMSG;
-        return s->cb(&e, s->u);
+                memcpy(e->usage_key.b, key, ROW_KEY_SIZE);
+        e->time_ms = (int64_t)br_u64(&r);
+        e->index = br_u32(&r);
+        br_str(&r, e->tool, sizeof(e->tool));
+        br_str(&r, e->name, sizeof(e->name));
+        return r.bad || r.pos != r.len ? -EBADMSG : 0;
+}
+
+static int activity_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        struct activity_scan *s = ctx;
+        struct activity_entry e;
+        int r = ledger_activity_decode(v, &e);
+
+        (void)k;
+        return r < 0 ? r : s->cb(&e, s->u);
 }
 
 int ledger_foreach_activity(struct ledger *l,

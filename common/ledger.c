@@ -1,6 +1,8 @@
 /* The LMDB ledger: rows, tool calls, rollups, session sums and the source
  * checkpoint change in ONE write transaction, so a crash keeps all or none. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <lmdb.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@
 static const char *const db_names[DB_COUNT] = {
         [DB_META] = "meta",         [DB_USAGE] = "usage",       [DB_ACTIVITY] = "activity",
         [DB_SOURCES] = "sources",   [DB_IDENTITY] = "identity", [DB_ROLLUP] = "rollup",
-        [DB_SESSIONS] = "sessions",
+        [DB_SESSIONS] = "sessions", /* DB_OUTBOX: ledger-outbox.c */
 };
 
 /* The only process-wide state: why the last ledger_open() on this thread
@@ -131,7 +133,7 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
         r = check_schema(l, txn, !l->rdonly);
         if (r < 0)
                 return r;
-        for (int i = DB_META + 1; i < DB_COUNT; i++) {
+        for (int i = DB_META + 1; i < DB_OUTBOX; i++) {
                 rc = mdb_dbi_open(txn, db_names[i], flags, &l->dbi[i]);
                 if (rc) {
                         snprintf(open_error, sizeof(open_error), "ledger %s: database %s: %s",
@@ -139,7 +141,39 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
                         return rc == MDB_NOTFOUND ? -EBADMSG : ledger_fail(l, rc);
                 }
         }
-        return 0;
+        return ledger_outbox_open(l, txn); /* only where a team outbox was made */
+}
+
+/* LMDB opens the data file (and, on some versions, the lock file) without
+ * O_CLOEXEC: every descriptor of the environment gets FD_CLOEXEC, found by
+ * its inode among our open descriptors, so no child (a budget command)
+ * inherits a writable descriptor of the ledger. */
+static void env_cloexec(struct ledger *l)
+{
+        char lock[sizeof(l->path) + 8];
+        struct stat data_st, lock_st;
+        mdb_filehandle_t fd;
+        struct dirent *e;
+        bool have_lock;
+        DIR *d;
+
+        if (mdb_env_get_fd(l->env, &fd) == 0 && fd >= 0)
+                (void)fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        snprintf(lock, sizeof(lock), "%s-lock", l->path);
+        have_lock = stat(lock, &lock_st) == 0;
+        if (stat(l->path, &data_st) < 0 || !(d = opendir("/proc/self/fd")))
+                return;
+        while ((e = readdir(d))) {
+                char *end;
+                long n = strtol(e->d_name, &end, 10);
+                struct stat st;
+                if (*end || n < 0 || n == dirfd(d) || fstat((int)n, &st) < 0)
+                        continue;
+                if ((st.st_dev == data_st.st_dev && st.st_ino == data_st.st_ino) ||
+                    (have_lock && st.st_dev == lock_st.st_dev && st.st_ino == lock_st.st_ino))
+                        (void)fcntl((int)n, F_SETFD, fcntl((int)n, F_GETFD) | FD_CLOEXEC);
+        }
+        closedir(d);
 }
 
 /* Durability: the env is opened MDB_NOSYNC (and never MDB_WRITEMAP), so a
@@ -195,6 +229,7 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                          mdb_strerror(rc));
                 goto fail;
         }
+        env_cloexec(l);
         (void)mdb_reader_check(l->env, &dead); /* clear slots of crashed readers */
         if (l->rdonly) {
                 MDB_txn *txn;

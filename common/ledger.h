@@ -20,8 +20,9 @@ struct ledger;
 /* Opens (creating when writable) the ledger in directory `dir`.
  * -ENOENT (read-only and missing; nothing is created), -EPROTO (schema newer
  * than this build), other negative errno; ledger_open_error() says why.
- * The env is MDB_NOSYNC (see ledger_sync) and MDB_NOTLS. One open per
- * process and no fork() after it. Test hook: AGENTMETER_TEST_MAPSIZE=<bytes>
+ * The env is MDB_NOSYNC (see ledger_sync) and MDB_NOTLS. A given ledger is
+ * open at most once in a process (LMDB's rule: a second open of the same
+ * environment breaks its locks), and no fork() after it. Test hook: AGENTMETER_TEST_MAPSIZE=<bytes>
  * sets the initial map size of a writable open (default 256 MiB, sparse). */
 int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger);
 struct ledger *ledger_close(struct ledger *l); /* NULL-safe, returns NULL */

@@ -17,7 +17,31 @@ static void table_clear(struct price_table *t)
 {
         free(t->entries);
         free(t->mults);
+        free(t->by_model);
         memset(t, 0, sizeof(*t));
+}
+
+static int by_model_cmp(const void *a, const void *b, void *u)
+{
+        const struct price_entry *e = u;
+        size_t x = *(const size_t *)a, y = *(const size_t *)b;
+        int c = strcmp(e[x].model, e[y].model);
+        return c ? c : (x > y) - (x < y);
+}
+
+/* The lookup index price_compute uses (pricing.h); without it (no memory)
+ * lookups scan the table. */
+static void index_build(struct price_table *t)
+{
+        free(t->by_model);
+        t->by_model = NULL;
+        t->n_by_model = 0;
+        if (!t->n_entries || !(t->by_model = malloc(t->n_entries * sizeof(*t->by_model))))
+                return;
+        for (size_t i = 0; i < t->n_entries; i++)
+                t->by_model[i] = i;
+        qsort_r(t->by_model, t->n_entries, sizeof(*t->by_model), by_model_cmp, t->entries);
+        t->n_by_model = t->n_entries;
 }
 
 struct price_table *price_table_free(struct price_table *t)
@@ -134,6 +158,7 @@ int price_table_load(const char *override_path, struct price_table **ret_table)
         t->fingerprint ^= hash64(otext, olen) * 0x9E3779B97F4A7C15ull + 1;
 done:
         free(otext);
+        index_build(t);
         *ret_table = t;
         return 0;
 nomem:

@@ -1,8 +1,13 @@
 /* Parsing price tables: the built-in data/prices.conf and the user's
  * override in the same format, merged so a partial override entry keeps
- * the built-in figures it does not name. Errors name the line. */
+ * the built-in figures it does not name. Errors name the line. Linear in
+ * the lines: a model's entries (of one size tier) are found through a hash
+ * index, and an override line without dates (it changes every entry of its
+ * model and tier known so far) is folded into that record's
+ * last-value-per-figure record and applied once at the end. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +18,45 @@
 #define MAX_TOKENS_PER_LINE 32
 #define PICO_MAX 1000000000000LL /* $1M per 1M tokens: more is a typo */
 
+/* What the undated override lines of one model said: per figure the value
+ * of the last line that set it and that line's sequence number. An entry
+ * created at sequence s takes every figure whose last setter came after s
+ * (the last line that sets a figure is the one that decides it). */
+struct undated {
+        struct price_card base, lng;
+        char vendor[PRICE_VENDOR_MAX];
+        uint64_t long_above;
+        char source[PRICE_SOURCE_MAX];
+        uint32_t seq_card[2][PC_COUNT], seq_vendor, seq_long_above, seq_source;
+        uint32_t seq_any; /* the last undated line of the model: it marks entries overridden */
+};
+
+/* One model's entries of one size tier (prompt_above: a Qwen tier is its
+ * own record, so a duplicate, an override and its inherited figures are
+ * the tier's). */
+struct model_ix {
+        size_t first, last;   /* its entries in table order, chained by parser.next */
+        struct undated *und;  /* NULL: no undated override line yet */
+};
+
 struct parser {
         struct price_table *t;
         bool is_override;
         char *err;
         size_t errcap;
+        /* the index, for this parse only */
+        size_t n0;            /* entries in t before this parse */
+        struct model_ix *models;
+        size_t n_models, cap_models;
+        uint32_t *slots;      /* open addressing: model index + 1, 0 empty */
+        size_t n_slots;       /* a power of two, at least twice n_models */
+        size_t *next;         /* per entry: the next entry of its model, SIZE_MAX at the end */
+        uint32_t *seq;        /* per entry: the undated lines counted when it was made */
+        size_t cap_per_entry;
+        uint32_t n_undated;
 };
+
+#define NO_ENTRY SIZE_MAX
 
 static int fail(struct parser *p, const char *fmt, ...)
 {
@@ -162,6 +200,10 @@ static int read_price_line(struct parser *p, char **tok, size_t n, struct price_
                                 return fail(p, "long_above=%s is not a token count", v);
                         pl->e.long_above = (uint64_t)x;
                         pl->set_long_above = true;
+                } else if (strcmp(k, "prompt_above") == 0) {
+                        if (parse_decimal(v, 0, 100000000000LL, &x) < 0 || x == 0)
+                                return fail(p, "prompt_above=%s is not a token count", v);
+                        pl->e.prompt_above = (uint64_t)x;
                 } else if (strcmp(k, "from") == 0 || strcmp(k, "until") == 0) {
                         bool from = k[0] == 'f';
                         if (parse_date(v, from ? &pl->e.from_ms : &pl->e.until_ms) < 0)
@@ -213,29 +255,178 @@ static bool card_complete(const struct price_entry *e)
                                    e->lng.pico[PC_OUTPUT] != PRICE_NONE));
 }
 
+static size_t slot_of(const struct parser *p, const char *model, uint64_t above)
+{
+        return (size_t)(hash64(model, strlen(model)) ^ (above * 0x9E3779B97F4A7C15ull)) & (p->n_slots - 1);
+}
+
+/* The index record of model's size tier above, or NULL. */
+static struct model_ix *model_find(const struct parser *p, const char *model, uint64_t above)
+{
+        if (!p->n_slots)
+                return NULL;
+        for (size_t i = slot_of(p, model, above);; i = (i + 1) & (p->n_slots - 1)) {
+                uint32_t k = p->slots[i];
+                if (!k)
+                        return NULL;
+                const struct price_entry *e = &p->t->entries[p->models[k - 1].first];
+                if (e->prompt_above == above && strcmp(e->model, model) == 0)
+                        return &p->models[k - 1];
+        }
+}
+
+static int slots_grow(struct parser *p)
+{
+        size_t n = p->n_slots ? p->n_slots * 2 : 256;
+        uint32_t *v = calloc(n, sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        free(p->slots);
+        p->slots = v;
+        p->n_slots = n;
+        for (size_t m = 0; m < p->n_models; m++) {
+                const struct price_entry *e = &p->t->entries[p->models[m].first];
+                size_t i = slot_of(p, e->model, e->prompt_above);
+                while (p->slots[i])
+                        i = (i + 1) & (n - 1);
+                p->slots[i] = (uint32_t)(m + 1);
+        }
+        return 0;
+}
+
+/* Chains entry i (already in t) into its model's record. */
+static int index_entry(struct parser *p, size_t i)
+{
+        struct model_ix *m = model_find(p, p->t->entries[i].model, p->t->entries[i].prompt_above);
+
+        if (i >= p->cap_per_entry) {
+                size_t nc = p->cap_per_entry ? p->cap_per_entry * 2 : 256;
+                while (nc <= i)
+                        nc *= 2;
+                size_t *nn = realloc(p->next, nc * sizeof(*nn));
+                if (!nn)
+                        return -ENOMEM;
+                p->next = nn;
+                uint32_t *ns = realloc(p->seq, nc * sizeof(*ns));
+                if (!ns)
+                        return -ENOMEM;
+                p->seq = ns;
+                p->cap_per_entry = nc;
+        }
+        p->next[i] = NO_ENTRY;
+        p->seq[i] = p->n_undated;
+        if (m) {
+                p->next[m->last] = i;
+                m->last = i;
+                return 0;
+        }
+        if ((p->n_models + 1) * 2 > p->n_slots && slots_grow(p) < 0)
+                return -ENOMEM;
+        if (p->n_models >= UINT32_MAX - 1 ||
+            grow((void **)&p->models, &p->cap_models, p->n_models, sizeof(*p->models)) < 0)
+                return -ENOMEM;
+        p->models[p->n_models] = (struct model_ix){.first = i, .last = i};
+        size_t s = slot_of(p, p->t->entries[i].model, p->t->entries[i].prompt_above);
+        while (p->slots[s])
+                s = (s + 1) & (p->n_slots - 1);
+        p->slots[s] = (uint32_t)++p->n_models;
+        return 0;
+}
+
+static void index_free(struct parser *p)
+{
+        for (size_t m = 0; m < p->n_models; m++)
+                free(p->models[m].und);
+        free(p->models);
+        free(p->slots);
+        free(p->next);
+        free(p->seq);
+}
+
 static int add_entry(struct parser *p, const struct price_entry *e)
 {
         struct price_table *t = p->t;
         if (grow((void **)&t->entries, &t->cap_entries, t->n_entries, sizeof(*e)) < 0)
                 return -ENOMEM;
         t->entries[t->n_entries++] = *e;
+        return index_entry(p, t->n_entries - 1);
+}
+
+/* An undated override line for a model with entries: remembered, applied
+ * to the entries it reaches by apply_undated at the end. */
+static int note_undated(struct parser *p, struct model_ix *m, const struct price_line *pl)
+{
+        struct undated *u = m->und;
+
+        if (!u && !(u = m->und = calloc(1, sizeof(*u))))
+                return -ENOMEM;
+        uint32_t seq = ++p->n_undated;
+        for (int c = 0; c < 2; c++)
+                for (int i = 0; i < PC_COUNT; i++)
+                        if (pl->set_card[c][i]) {
+                                (c ? &u->lng : &u->base)->pico[i] = (c ? &pl->e.lng : &pl->e.base)->pico[i];
+                                u->seq_card[c][i] = seq;
+                        }
+        if (pl->set_vendor) {
+                memcpy(u->vendor, pl->e.vendor, sizeof(u->vendor));
+                u->seq_vendor = seq;
+        }
+        if (pl->set_long_above) {
+                u->long_above = pl->e.long_above;
+                u->seq_long_above = seq;
+        }
+        if (pl->set_source) {
+                memcpy(u->source, pl->e.source, sizeof(u->source));
+                u->seq_source = seq;
+        }
+        u->seq_any = seq;
         return 0;
+}
+
+/* Every entry gets the figures of the undated lines of its model that came
+ * after it was made, as if each line had been applied in its turn. */
+static void apply_undated(struct parser *p)
+{
+        for (size_t k = 0; k < p->n_models; k++) {
+                const struct undated *u = p->models[k].und;
+                if (!u)
+                        continue;
+                for (size_t i = p->models[k].first; i != NO_ENTRY; i = p->next[i]) {
+                        struct price_entry *e = &p->t->entries[i];
+                        uint32_t s = p->seq[i];
+                        if (u->seq_any <= s)
+                                continue;
+                        for (int c = 0; c < 2; c++)
+                                for (int j = 0; j < PC_COUNT; j++)
+                                        if (u->seq_card[c][j] > s)
+                                                (c ? &e->lng : &e->base)->pico[j] =
+                                                        (c ? &u->lng : &u->base)->pico[j];
+                        if (u->seq_vendor > s)
+                                memcpy(e->vendor, u->vendor, sizeof(e->vendor));
+                        if (u->seq_long_above > s)
+                                e->long_above = u->long_above;
+                        if (u->seq_source > s)
+                                memcpy(e->source, u->source, sizeof(e->source));
+                        e->overridden = true;
+                }
+        }
 }
 
 static int do_price(struct parser *p, char **tok, size_t n, unsigned line)
 {
         struct price_table *t = p->t;
         struct price_line pl;
-        size_t matched = 0;
+        struct model_ix *m;
         int r = read_price_line(p, tok, n, &pl);
 
         if (r < 0)
                 return r;
         pl.e.line = line;
+        m = model_find(p, pl.e.model, pl.e.prompt_above);
         if (!p->is_override) {
-                for (size_t i = 0; i < t->n_entries; i++)
-                        if (strcmp(t->entries[i].model, pl.e.model) == 0 &&
-                            t->entries[i].from_ms < pl.e.until_ms && pl.e.from_ms < t->entries[i].until_ms)
+                for (size_t i = m ? m->first : NO_ENTRY; i != NO_ENTRY; i = p->next[i])
+                        if (t->entries[i].from_ms < pl.e.until_ms && pl.e.from_ms < t->entries[i].until_ms)
                                 return fail(p, "%s is already priced for these dates (line %u)",
                                             pl.e.model, t->entries[i].line);
                 if (!pl.set_vendor || !pl.set_source)
@@ -245,30 +436,25 @@ static int do_price(struct parser *p, char **tok, size_t n, unsigned line)
                                     pl.e.model);
                 return add_entry(p, &pl.e);
         }
-        /* override: without dates, change every entry of the model in place;
-         * with dates, a new entry for that span, starting from the figures in
-         * effect at its start (it wins over the built-in ones there) */
-        if (!pl.has_from && !pl.has_until) {
-                for (size_t i = 0; i < t->n_entries; i++) {
-                        if (strcmp(t->entries[i].model, pl.e.model) != 0)
-                                continue;
-                        apply_line(&t->entries[i], &pl);
-                        t->entries[i].overridden = true;
-                        matched++;
-                }
-                if (matched)
-                        return 0;
-        }
+        /* override: without dates, change every entry of the model's size
+         * tier (prompt_above=, none: the base entry) known so far in place;
+         * with dates, a new entry for that span, starting from the figures
+         * in effect at its start (it wins over the built-in ones there) */
+        if (!pl.has_from && !pl.has_until && m)
+                return note_undated(p, m, &pl);
         struct price_entry e = {0};
         card_none(&e.base);
         card_none(&e.lng);
-        for (size_t i = 0; i < t->n_entries; i++) {
+        /* the base: an entry from before this parse that no override line has
+         * changed yet (entries made here are overridden; an undated line
+         * changes every entry of its model) */
+        for (size_t i = m && !m->und ? m->first : NO_ENTRY; i != NO_ENTRY && i < p->n0; i = p->next[i]) {
                 const struct price_entry *b = &t->entries[i];
-                if (strcmp(b->model, pl.e.model) == 0 && !b->overridden && b->from_ms <= pl.e.from_ms &&
-                    pl.e.from_ms < b->until_ms)
+                if (!b->overridden && b->from_ms <= pl.e.from_ms && pl.e.from_ms < b->until_ms)
                         e = *b;
         }
         memcpy(e.model, pl.e.model, sizeof(e.model));
+        e.prompt_above = pl.e.prompt_above;
         e.from_ms = pl.e.from_ms;
         e.until_ms = pl.e.until_ms;
         e.line = line;
@@ -368,17 +554,20 @@ static int parse_line(struct parser *p, char *s, unsigned line)
 int price_table_parse(struct price_table *t, const char *text, size_t len, bool is_override,
                       unsigned *ret_line, char *ret_err, size_t errcap)
 {
-        struct parser p = {.t = t, .is_override = is_override, .err = ret_err, .errcap = errcap};
+        struct parser p = {.t = t, .is_override = is_override, .err = ret_err, .errcap = errcap,
+                           .n0 = t->n_entries};
         unsigned line = 0;
         size_t pos = 0;
+        int r = 0;
 
         if (errcap)
                 ret_err[0] = 0;
-        while (pos < len) {
+        for (size_t i = 0; i < t->n_entries && r == 0; i++)
+                r = index_entry(&p, i);
+        while (r == 0 && pos < len) {
                 const char *nl = memchr(text + pos, '\n', len - pos);
                 size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
                 char buf[2048];
-                int r;
 
                 line++;
                 if (n >= sizeof(buf) || memchr(text + pos, 0, n))
@@ -388,15 +577,16 @@ int price_table_parse(struct price_table *t, const char *text, size_t len, bool 
                         buf[n] = 0;
                         r = parse_line(&p, buf, line);
                 }
-                if (r < 0) {
+                if (r < 0)
                         *ret_line = line;
-                        return r;
-                }
                 pos += n + (nl ? 1 : 0);
         }
-        if (!is_override && !t->checked[0]) {
+        if (r == 0)
+                apply_undated(&p);
+        index_free(&p);
+        if (r == 0 && !is_override && !t->checked[0]) {
                 *ret_line = line;
                 return fail(&p, "the built-in table has no 'checked' date");
         }
-        return 0;
+        return r;
 }

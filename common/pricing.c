@@ -1,6 +1,7 @@
-/* Pricing one call: the table entry in effect for its (canonical) model and
- * time, the whole-request long-context card, cache writes by lifetime, the
- * tier/region multipliers; and applying that to rows at ingest. */
+/* Pricing one call: the table entry in effect for its (canonical) model,
+ * time and request size (a size tier), the whole-request long-context card,
+ * cache writes by lifetime, the tier/region multipliers; and applying that
+ * to rows at ingest. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,20 +15,46 @@ static bool in_effect(int64_t from, int64_t until, int64_t t)
         return from <= t && t < until;
 }
 
-/* The entry for model at time t: an override beats the built-in table,
- * then the latest start. */
+/* The entry for model at time t and a request of prompt tokens: the
+ * highest size tier the prompt is above (the base entry, tier 0, for any
+ * size), then an override beats the built-in table, then the latest
+ * start. */
+static const struct price_entry *better(const struct price_entry *best, const struct price_entry *e,
+                                        int64_t time_ms, uint64_t prompt)
+{
+        if (!in_effect(e->from_ms, e->until_ms, time_ms) || (e->prompt_above && prompt <= e->prompt_above))
+                return best;
+        if (!best || e->prompt_above > best->prompt_above)
+                return e;
+        if (e->prompt_above == best->prompt_above &&
+            ((e->overridden && !best->overridden) ||
+             (e->overridden == best->overridden && e->from_ms > best->from_ms)))
+                return e;
+        return best;
+}
+
 static const struct price_entry *find_entry(const struct price_table *t, const char *model,
-                                            int64_t time_ms)
+                                            int64_t time_ms, uint64_t prompt)
 {
         const struct price_entry *best = NULL;
-        for (size_t i = 0; i < t->n_entries; i++) {
-                const struct price_entry *e = &t->entries[i];
-                if (strcmp(e->model, model) != 0 || !in_effect(e->from_ms, e->until_ms, time_ms))
-                        continue;
-                if (!best || (e->overridden && !best->overridden) ||
-                    (e->overridden == best->overridden && e->from_ms > best->from_ms))
-                        best = e;
+
+        if (t->by_model && t->n_by_model == t->n_entries) {
+                /* the model's run in the index, in table order */
+                size_t lo = 0, hi = t->n_by_model;
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (strcmp(t->entries[t->by_model[mid]].model, model) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                for (; lo < t->n_by_model && strcmp(t->entries[t->by_model[lo]].model, model) == 0; lo++)
+                        best = better(best, &t->entries[t->by_model[lo]], time_ms, prompt);
+                return best;
         }
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (strcmp(t->entries[i].model, model) == 0)
+                        best = better(best, &t->entries[i], time_ms, prompt);
         return best;
 }
 
@@ -96,10 +123,10 @@ int price_compute(const struct price_table *t, const struct price_request *q,
                 return -ERANGE;
         if (q->cache_write_1h > q->cache_write)
                 return -EINVAL;
-        e = find_entry(t, model, q->time_ms);
+        prompt = q->prompt_max ? q->prompt_max : q->input + q->cache_read + q->cache_write;
+        e = find_entry(t, model, q->time_ms, prompt);
         if (!e)
                 return -ENOENT;
-        prompt = q->prompt_max ? q->prompt_max : q->input + q->cache_read + q->cache_write;
         /* the long card prices every token of a request whose prompt is MORE
          * than the threshold (exactly at it: the base card) */
         quote.long_context = e->long_above && prompt > e->long_above;

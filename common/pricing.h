@@ -27,6 +27,9 @@ struct price_entry {
         int64_t from_ms, until_ms; /* in effect for from <= time < until */
         struct price_card base, lng;
         uint64_t long_above;       /* 0: no long-context card */
+        uint64_t prompt_above;     /* a size tier (Qwen): the entry prices only requests
+                                    * whose prompt is MORE than this, and the highest
+                                    * such tier wins; 0: the base entry, any size */
         bool overridden;           /* some figure came from the user's override */
         unsigned line;
         char source[PRICE_SOURCE_MAX];
@@ -48,6 +51,9 @@ struct price_table {
         char label[ROW_PRICE_SRC_MAX];     /* "table-YYYY-MM-DD" */
         struct price_entry *entries;
         size_t n_entries, cap_entries;
+        size_t *by_model;                  /* price_table_load's lookup index: entries sorted by
+                                            * model, then position; used while n_by_model == n_entries */
+        size_t n_by_model;
         struct price_mult *mults;
         size_t n_mults, cap_mults;
         uint64_t fingerprint;              /* of the built-in and the override text in effect */

@@ -17,7 +17,6 @@
 #include "timefmt.h"
 
 /* Largest response proto_call accepts (reports can be long). */
-#define PROTO_RESPONSE_MAX (256u * 1024u * 1024u)
 
 int proto_encode(json_object *obj, char **ret_buf, size_t *ret_len)
 {

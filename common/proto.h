@@ -16,6 +16,7 @@ struct json_object;
 
 #define PROTO_VERSION 1
 #define PROTO_REQUEST_MAX (64u * 1024u)
+#define PROTO_RESPONSE_MAX (256u * 1024u * 1024u)
 
 /* Serialises obj plus '\n' into a malloc'd buffer. */
 int proto_encode(struct json_object *obj, char **ret_buf, size_t *ret_len);

@@ -8,43 +8,55 @@
 #include "report-blocks.h"
 #include "timefmt.h"
 
-#define MAX_TOOLS 32
+#define MAX_TOOLS 1024 /* (harness, party) pairs: per machine or user in team reports */
 
 struct ev {
         int64_t time_ms;
-        uint8_t tool;
+        uint16_t tool;
         struct usage_sums sums;
+};
+
+/* A block sequence: one harness (of one machine or user) */
+struct track {
+        char tool[ROW_TOOL_MAX];
+        char party[REPORT_PARTY_MAX];
 };
 
 struct collect {
         const struct report_query *q;
         const struct report_range *rg;
-        char tools[MAX_TOOLS][ROW_TOOL_MAX];
-        size_t n_tools;
+        struct track *tools;
+        size_t n_tools, last;
         struct ev *v;
         size_t n, cap;
 };
 
-static int tool_index(struct collect *c, const char *tool)
+static int tool_index(struct collect *c, const char *tool, const char *party)
 {
+        if (c->last < c->n_tools && strcmp(c->tools[c->last].tool, tool) == 0 &&
+            strcmp(c->tools[c->last].party, party) == 0)
+                return (int)c->last;
         for (size_t i = 0; i < c->n_tools; i++)
-                if (strcmp(c->tools[i], tool) == 0)
-                        return (int)i;
+                if (strcmp(c->tools[i].tool, tool) == 0 && strcmp(c->tools[i].party, party) == 0)
+                        return (int)(c->last = i);
         if (c->n_tools == MAX_TOOLS)
                 return -E2BIG;
-        snprintf(c->tools[c->n_tools], ROW_TOOL_MAX, "%s", tool);
-        return (int)c->n_tools++;
+        if (!c->tools && !(c->tools = calloc(MAX_TOOLS, sizeof(*c->tools))))
+                return -ENOMEM;
+        snprintf(c->tools[c->n_tools].tool, ROW_TOOL_MAX, "%s", tool);
+        snprintf(c->tools[c->n_tools].party, REPORT_PARTY_MAX, "%s", party);
+        return (int)(c->last = c->n_tools++);
 }
 
-static int row_cb(const struct usage_row *r, void *u)
+static int row_cb(const struct report_item *r, void *u)
 {
         struct collect *c = u;
         int t;
 
-        if (!report_harness_ok(c->q, r->tool) || r->time_ms < c->rg->since_ms ||
-            r->time_ms >= c->rg->until_ms)
+        if (!report_row_ok(c->q, r->tool, r->session, r->project) || r->first_ms < c->rg->since_ms ||
+            r->first_ms >= c->rg->until_ms)
                 return 0;
-        t = tool_index(c, r->tool);
+        t = tool_index(c, r->tool, r->party);
         if (t < 0)
                 return t;
         if (c->n == c->cap) {
@@ -57,9 +69,9 @@ static int row_cb(const struct usage_row *r, void *u)
         }
         struct ev *e = &c->v[c->n++];
         memset(e, 0, sizeof(*e));
-        e->time_ms = r->time_ms;
-        e->tool = (uint8_t)t;
-        report_sums_add_row(&e->sums, r, c->q->cost);
+        e->time_ms = r->first_ms;
+        e->tool = (uint16_t)t;
+        e->sums = r->sums;
         return 0;
 }
 
@@ -68,14 +80,18 @@ static const struct collect *sort_ctx;
 static int ev_cmp(const void *a, const void *b)
 {
         const struct ev *x = a, *y = b;
-        int c = strcmp(sort_ctx->tools[x->tool], sort_ctx->tools[y->tool]);
+        const struct track *tx = &sort_ctx->tools[x->tool], *ty = &sort_ctx->tools[y->tool];
+        int c = strcmp(tx->party, ty->party);
+        if (!c)
+                c = strcmp(tx->tool, ty->tool);
         if (c)
                 return c;
         return x->time_ms < y->time_ms ? -1 : x->time_ms > y->time_ms;
 }
 
-static int push(struct report_result *res, size_t *cap, const char *tool, int64_t start)
+static int push(struct report_result *res, size_t *cap, const struct track *tr, int64_t start)
 {
+        const char *tool = tr->tool;
         if (res->n == *cap) {
                 size_t ncap = *cap ? *cap * 2 : 32;
                 struct report_entry *nv = realloc(res->rows, ncap * sizeof(*nv));
@@ -91,19 +107,21 @@ static int push(struct report_result *res, size_t *cap, const char *tool, int64_
         snprintf(e->key, sizeof(e->key), "%s", t);
         snprintf(e->group, sizeof(e->group), "%s", tool);
         snprintf(e->harness, sizeof(e->harness), "%s", tool);
+        snprintf(e->party, sizeof(e->party), "%s", tr->party);
         e->first_ms = e->last_ms = start;
         return 0;
 }
 
-int report_blocks_collect(struct ledger *l, const struct report_query *q,
-                          const struct report_range *rg, struct report_result *res)
+static int collect_from(const struct report_source *src, const struct report_query *q,
+                        const struct report_range *rg, struct report_result *res)
 {
         struct collect c = {.q = q, .rg = rg};
         size_t cap = res->n;
-        int r = ledger_foreach_row(l, row_cb, &c);
+        int r = src->rows(src->ctx, q, row_cb, &c);
 
         if (r < 0) {
                 free(c.v);
+                free(c.tools);
                 return r;
         }
         sort_ctx = &c;
@@ -112,10 +130,13 @@ int report_blocks_collect(struct ledger *l, const struct report_query *q,
         sort_ctx = NULL;
         for (size_t i = 0; i < c.n && r >= 0; i++) {
                 const struct ev *e = &c.v[i];
+                const struct track *tr = &c.tools[e->tool];
                 struct report_entry *b = res->n ? &res->rows[res->n - 1] : NULL;
-                if (!b || strcmp(b->harness, c.tools[e->tool]) != 0 ||
+                if (!b || strcmp(b->harness, tr->tool) != 0 || strcmp(b->party, tr->party) != 0 ||
                     report_block_opens(true, b->first_ms, e->time_ms)) {
-                        r = push(res, &cap, c.tools[e->tool], e->time_ms);
+                        r = push(res, &cap, tr, e->time_ms);
+                        if (r < 0)
+                                break;
                         b = &res->rows[res->n - 1];
                 }
                 if (r >= 0) {
@@ -124,11 +145,28 @@ int report_blocks_collect(struct ledger *l, const struct report_query *q,
                 }
         }
         free(c.v);
+        free(c.tools);
         return r;
+}
+
+int report_blocks_collect(struct ledger *l, const struct report_query *q,
+                          const struct report_range *rg, struct report_result *res)
+{
+        struct report_source src;
+        report_source_ledger(l, &src);
+        return collect_from(&src, q, rg, res);
 }
 
 int report_blocks_build(struct ledger *l, const struct report_query *q,
                         struct report_result *ret_result, const char **ret_error)
+{
+        struct report_source src;
+        report_source_ledger(l, &src);
+        return report_blocks_build_from(&src, q, ret_result, ret_error);
+}
+
+int report_blocks_build_from(const struct report_source *src, const struct report_query *q,
+                             struct report_result *ret_result, const char **ret_error)
 {
         struct report_result res = {0};
         struct report_range rg;
@@ -136,10 +174,11 @@ int report_blocks_build(struct ledger *l, const struct report_query *q,
 
         if (r < 0)
                 return r;
-        r = report_blocks_collect(l, q, &rg, &res);
+        r = collect_from(src, q, &rg, &res);
         if (r < 0) {
                 free(res.rows);
-                return report_fail(ret_error, r, "reading the ledger: %s", strerror(-r));
+                return report_fail(ret_error, r, "reading the %s: %s",
+                                   src->ledger ? "ledger" : "team server", strerror(-r));
         }
         report_result_finish(q, res.rows, res.n, ret_result);
         return 0;

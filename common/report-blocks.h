@@ -25,6 +25,10 @@ int report_blocks_collect(struct ledger *l, const struct report_query *q,
 /* report_build for REPORT_BLOCKS: the range, the blocks, the totals. */
 int report_blocks_build(struct ledger *l, const struct report_query *q,
                         struct report_result *ret_result, const char **ret_error);
+/* The same from any source (its rows with exact times; with q->by, one
+ * sequence of blocks per harness and machine or user). */
+int report_blocks_build_from(const struct report_source *src, const struct report_query *q,
+                             struct report_result *ret_result, const char **ret_error);
 
 /* The latest block of harness `tool` from the rollups of the day before
  * now_ms (quick, for the status line: a block's start is the start of its

@@ -20,7 +20,7 @@ struct agg {
         size_t last;    /* the entry found last (consecutive rollups share it) */
 };
 
-static uint64_t group_hash(const char *key, const char *group)
+static uint64_t group_hash(const char *key, const char *group, const char *party)
 {
         uint64_t h = 1469598103934665603ULL;
         for (const char *s = key; *s; s++)
@@ -28,17 +28,21 @@ static uint64_t group_hash(const char *key, const char *group)
         h = (h ^ 0xff) * 1099511628211ULL;
         for (const char *s = group; *s; s++)
                 h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        h = (h ^ 0xfe) * 1099511628211ULL;
+        for (const char *s = party; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
         return h;
 }
 
-static bool same_group(const struct report_entry *e, const char *key, const char *group)
+static bool same_group(const struct report_entry *e, const char *key, const char *group,
+                       const char *party)
 {
-        return strcmp(e->key, key) == 0 && strcmp(e->group, group) == 0;
+        return strcmp(e->key, key) == 0 && strcmp(e->group, group) == 0 && strcmp(e->party, party) == 0;
 }
 
 static void index_put(struct agg *a, size_t i)
 {
-        size_t m = a->nslot - 1, s = group_hash(a->v[i].key, a->v[i].group) & m;
+        size_t m = a->nslot - 1, s = group_hash(a->v[i].key, a->v[i].group, a->v[i].party) & m;
         while (a->slot[s])
                 s = (s + 1) & m;
         a->slot[s] = (uint32_t)(i + 1);
@@ -93,16 +97,17 @@ static void join(char *out, size_t cap, const char *a, const char *sep, const ch
         out[n] = 0;
 }
 
-static struct report_entry *agg_get(struct agg *a, const char *key, const char *group)
+static struct report_entry *agg_get(struct agg *a, const char *key, const char *group,
+                                    const char *party)
 {
         size_t m, s;
 
-        if (a->last < a->n && same_group(&a->v[a->last], key, group))
+        if (a->last < a->n && same_group(&a->v[a->last], key, group, party))
                 return &a->v[a->last];
         if (a->nslot) {
                 m = a->nslot - 1;
-                for (s = group_hash(key, group) & m; a->slot[s]; s = (s + 1) & m)
-                        if (same_group(&a->v[a->slot[s] - 1], key, group))
+                for (s = group_hash(key, group, party) & m; a->slot[s]; s = (s + 1) & m)
+                        if (same_group(&a->v[a->slot[s] - 1], key, group, party))
                                 return &a->v[a->last = a->slot[s] - 1];
         }
         if (grow(a) < 0)
@@ -111,6 +116,7 @@ static struct report_entry *agg_get(struct agg *a, const char *key, const char *
         memset(e, 0, sizeof(*e));
         copy_str(e->key, sizeof(e->key), key);
         copy_str(e->group, sizeof(e->group), group);
+        copy_str(e->party, sizeof(e->party), party);
         copy_str(e->harness, sizeof(e->harness), group);
         index_put(a, a->n);
         a->last = a->n;
@@ -134,7 +140,8 @@ static int agg_copy(struct agg *dst, const struct report_entry *v, size_t n)
 
 struct run {
         const struct report_query *q;
-        struct ledger *l;
+        const struct report_source *src;
+        struct ledger *l; /* the source's ledger (the cache), or NULL */
         struct report_range rg;
         /* the day/month span of the last bucket mapped: buckets inside it
          * reuse its key without switching zones again */
@@ -142,7 +149,6 @@ struct run {
         char span_key[11];
         struct agg agg;
         struct agg roots; /* merge_worktrees: project -> main checkout (in .project) */
-        struct usage_row *row; /* tool report: the row a call belongs to */
 };
 
 void report_sums_add_row(struct usage_sums *s, const struct usage_row *r, enum report_cost mode)
@@ -249,7 +255,7 @@ static const char *project_of(struct run *c, const char *project)
 
         if (!c->q->merge_worktrees || !project[0])
                 return project;
-        e = agg_get(&c->roots, project, "");
+        e = agg_get(&c->roots, project, "", "");
         if (!e)
                 return project;
         if (!e->first_ms) { /* first time seen */
@@ -262,7 +268,8 @@ static const char *project_of(struct run *c, const char *project)
 /* The entry a (time, harness, provider, model, project) falls into, for
  * every report but session and tool. */
 static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool,
-                                     const char *provider, const char *model, const char *project)
+                                     const char *provider, const char *model, const char *project,
+                                     const char *party)
 {
         char pm[ROW_PROVIDER_MAX + ROW_MODEL_MAX + 1], group[REPORT_GROUP_MAX];
         const char *key;
@@ -286,7 +293,7 @@ static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool
                 join(group, sizeof(group), tool, "\x1f", pm);
         else
                 group[0] = 0;
-        e = agg_get(&c->agg, key, group);
+        e = agg_get(&c->agg, key, group, party);
         if (e && by_model) {
                 copy_str(e->harness, sizeof(e->harness), tool);
                 copy_str(e->provider, sizeof(e->provider), provider);
@@ -295,14 +302,14 @@ static struct report_entry *group_of(struct run *c, int64_t ms, const char *tool
         return e;
 }
 
-static int rollup_cb(const struct rollup_entry *r, void *u)
+static int rollup_cb(const struct report_item *r, void *u)
 {
         struct run *c = u;
         struct report_entry *e;
 
         if (!report_harness_ok(c->q, r->tool))
                 return 0;
-        e = group_of(c, r->bucket_ms, r->tool, r->provider, r->model, "");
+        e = group_of(c, r->first_ms, r->tool, r->provider, r->model, "", r->party);
         if (!e)
                 return -ENOMEM;
         usage_sums_add(&e->sums, &r->sums);
@@ -311,21 +318,21 @@ static int rollup_cb(const struct rollup_entry *r, void *u)
 
 /* Every report but tool from the rows themselves (projects, and cost
  * modes the rollups cannot answer). */
-static int row_cb(const struct usage_row *r, void *u)
+static int row_cb(const struct report_item *r, void *u)
 {
         struct run *c = u;
         struct report_entry *e;
 
-        if (!report_harness_ok(c->q, r->tool))
+        if (!report_row_ok(c->q, r->tool, r->session, r->project))
                 return 0;
         if (c->q->kind == REPORT_SESSION) {
-                e = agg_get(&c->agg, r->session, r->tool);
+                e = agg_get(&c->agg, r->session, r->tool, r->party);
                 if (!e)
                         return -ENOMEM;
-                if (e->sums.events == 0 || r->time_ms < e->first_ms)
-                        e->first_ms = r->time_ms;
-                if (e->sums.events == 0 || r->time_ms >= e->last_ms) {
-                        e->last_ms = r->time_ms;
+                if (e->sums.events == 0 || r->first_ms < e->first_ms)
+                        e->first_ms = r->first_ms;
+                if (e->sums.events == 0 || r->last_ms >= e->last_ms) {
+                        e->last_ms = r->last_ms;
                         if (r->model[0])
                                 copy_str(e->model, sizeof(e->model), r->model);
                 }
@@ -333,13 +340,13 @@ static int row_cb(const struct usage_row *r, void *u)
                         copy_str(e->project, sizeof(e->project), r->project);
                 copy_str(e->session, sizeof(e->session), r->session);
         } else {
-                if (r->time_ms < c->rg.since_ms || r->time_ms >= c->rg.until_ms)
+                if (r->first_ms < c->rg.since_ms || r->first_ms >= c->rg.until_ms)
                         return 0;
-                e = group_of(c, r->time_ms, r->tool, r->provider, r->model, r->project);
+                e = group_of(c, r->first_ms, r->tool, r->provider, r->model, r->project, r->party);
                 if (!e)
                         return -ENOMEM;
         }
-        report_sums_add_row(&e->sums, r, c->q->cost);
+        usage_sums_add(&e->sums, &r->sums);
         return 0;
 }
 
@@ -348,14 +355,15 @@ static bool session_in_range(const struct run *c, int64_t first_ms, int64_t last
         return first_ms < c->rg.until_ms && last_ms >= c->rg.since_ms;
 }
 
-static int session_cb(const struct session_entry *s, void *u)
+static int session_cb(const struct session_entry *s, const char *party, void *u)
 {
         struct run *c = u;
         struct report_entry *e;
 
-        if (!report_harness_ok(c->q, s->tool) || !session_in_range(c, s->first_ms, s->last_ms))
+        if (!report_row_ok(c->q, s->tool, s->session, s->project) ||
+            !session_in_range(c, s->first_ms, s->last_ms))
                 return 0;
-        e = agg_get(&c->agg, s->session, s->tool);
+        e = agg_get(&c->agg, s->session, s->tool, party);
         if (!e)
                 return -ENOMEM;
         copy_str(e->session, sizeof(e->session), s->session);
@@ -367,32 +375,19 @@ static int session_cb(const struct session_entry *s, void *u)
         return 0;
 }
 
-static int activity_cb(const struct activity_entry *a, void *u)
+static int calls_cb(const struct report_calls *a, void *u)
 {
         struct run *c = u;
         struct report_entry *e;
-        int r;
 
-        if (!report_harness_ok(c->q, a->tool) || a->time_ms < c->rg.since_ms ||
-            a->time_ms >= c->rg.until_ms)
+        if (!report_harness_ok(c->q, a->tool))
                 return 0;
-        e = agg_get(&c->agg, a->name, a->tool);
+        e = agg_get(&c->agg, a->name, a->tool, a->party);
         if (!e)
                 return -ENOMEM;
-        e->calls++;
-        if (c->q->calls_only)
-                return 0;
-        /* a nested read txn: allowed, the ledger env is MDB_NOTLS */
-        r = ledger_get_row(c->l, &a->usage_key, c->row);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        if (c->row->cost_source == COST_NONE ||
-            (c->q->cost == REPORT_COST_VENDOR && c->row->cost_source == COST_COMPUTED))
-                return 0;
-        e->priced_calls++;
-        e->share_nano += (double)c->row->cost_nano / (double)(c->row->n_calls ? c->row->n_calls : 1);
+        e->calls += a->calls;
+        e->priced_calls += a->priced_calls;
+        e->share_nano += a->share_nano;
         return 0;
 }
 
@@ -402,6 +397,8 @@ static int key_cmp(const void *a, const void *b)
 {
         const struct report_entry *x = a, *y = b;
         int c = strcmp(x->key, y->key);
+        if (!c)
+                c = strcmp(x->party, y->party);
         return c ? c : strcmp(x->group, y->group);
 }
 
@@ -412,7 +409,9 @@ static int session_cmp(const void *a, const void *b)
         if (x->last_ms != y->last_ms)
                 return x->last_ms < y->last_ms ? -1 : 1;
         c = strcmp(x->harness, y->harness);
-        return c ? c : strcmp(x->session, y->session);
+        if (!c)
+                c = strcmp(x->session, y->session);
+        return c ? c : strcmp(x->party, y->party);
 }
 
 static int tool_cmp(const void *a, const void *b)
@@ -642,7 +641,7 @@ static int64_t min64(int64_t a, int64_t b)
 /* Rollups in [from, until), when that is not empty. */
 static int scan(struct run *c, int64_t from_ms, int64_t until_ms)
 {
-        return from_ms < until_ms ? ledger_foreach_rollup(c->l, from_ms, until_ms, rollup_cb, c) : 0;
+        return from_ms < until_ms ? c->src->rollups(c->src->ctx, c->q, from_ms, until_ms, rollup_cb, c) : 0;
 }
 
 /* The rollup reports (daily, weekly, monthly, model) with a cache: the
@@ -682,6 +681,44 @@ static int rollups_cached(struct run *c, struct report_cache *rc)
         return scan(c, max64(lo, since), min64(hi, until));
 }
 
+static int build(const struct report_source *src, struct report_cache *cache,
+                 const struct report_query *q, struct report_result *ret_result, const char **ret_error)
+{
+        struct run c = {.q = q, .src = src, .l = src->ledger};
+        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT ||
+                         (report_query_filtered(q) && q->kind != REPORT_SESSION);
+        int r;
+
+        r = report_query_range(q, &c.rg, ret_error);
+        if (r < 0)
+                return r;
+        if (q->kind == REPORT_BLOCKS) /* built on top: report-blocks.c */
+                return report_fail(ret_error, -EINVAL, "blocks are built by report_blocks_build");
+        if (q->kind == REPORT_TOOL) {
+                r = src->calls(src->ctx, q, &c.rg, calls_cb, &c);
+        } else if (from_rows) {
+                r = src->rows(src->ctx, q, row_cb, &c);
+                if (r >= 0 && q->kind == REPORT_SESSION)
+                        keep_sessions_in_range(&c);
+        } else if (q->kind == REPORT_SESSION) {
+                r = src->sessions(src->ctx, q, session_cb, &c);
+        } else if (cache && c.l) {
+                r = rollups_cached(&c, cache);
+        } else {
+                r = scan(&c, c.rg.since_ms, c.rg.until_ms);
+        }
+        if (r < 0)
+                report_fail(ret_error, r, "reading the %s: %s", src->ledger ? "ledger" : "team server",
+                            strerror(-r));
+        else
+                finish(&c, ret_result);
+        free(c.agg.v);
+        free(c.agg.slot);
+        free(c.roots.v);
+        free(c.roots.slot);
+        return r < 0 ? r : 0;
+}
+
 int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
                  const char **ret_error)
 {
@@ -691,39 +728,15 @@ int report_build(struct ledger *l, const struct report_query *q, struct report_r
 int report_build_cached(struct ledger *l, struct report_cache *cache, const struct report_query *q,
                         struct report_result *ret_result, const char **ret_error)
 {
-        struct run c = {.q = q, .l = l};
-        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT;
-        int r;
+        struct report_source src;
+        report_source_ledger(l, &src);
+        return build(&src, cache, q, ret_result, ret_error);
+}
 
-        r = report_query_range(q, &c.rg, ret_error);
-        if (r < 0)
-                return r;
-        if (q->kind == REPORT_BLOCKS) /* built on top: report-blocks.c */
-                return report_fail(ret_error, -EINVAL, "blocks are built by report_blocks_build");
-        if (q->kind == REPORT_TOOL) {
-                c.row = malloc(sizeof(*c.row));
-                r = c.row ? ledger_foreach_activity(l, activity_cb, &c) : -ENOMEM;
-        } else if (from_rows) {
-                r = ledger_foreach_row(l, row_cb, &c);
-                if (r >= 0 && q->kind == REPORT_SESSION)
-                        keep_sessions_in_range(&c);
-        } else if (q->kind == REPORT_SESSION) {
-                r = ledger_foreach_session(l, session_cb, &c);
-        } else if (cache) {
-                r = rollups_cached(&c, cache);
-        } else {
-                r = ledger_foreach_rollup(l, c.rg.since_ms, c.rg.until_ms, rollup_cb, &c);
-        }
-        if (r < 0)
-                report_fail(ret_error, r, "reading the ledger: %s", strerror(-r));
-        else
-                finish(&c, ret_result);
-        free(c.agg.v);
-        free(c.agg.slot);
-        free(c.roots.v);
-        free(c.roots.slot);
-        free(c.row);
-        return r < 0 ? r : 0;
+int report_build_from(const struct report_source *src, const struct report_query *q,
+                      struct report_result *ret_result, const char **ret_error)
+{
+        return build(src, NULL, q, ret_result, ret_error);
 }
 
 void report_result_free(struct report_result *res)

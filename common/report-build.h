@@ -22,9 +22,11 @@
  * key = tool name, harness, calls, priced_calls and share_nano (sum over
  * calls of the paying row's cost / its calls). */
 #define REPORT_GROUP_MAX (ROW_TOOL_MAX + ROW_PROVIDER_MAX + ROW_MODEL_MAX + 2)
+#define REPORT_PARTY_MAX 64
 struct report_entry {
         char key[ROW_PROJECT_MAX];
         char group[REPORT_GROUP_MAX]; /* second grouping key (harness, model); sort order */
+        char party[REPORT_PARTY_MAX]; /* report_query.by: the machine or user; else "" */
         char harness[ROW_TOOL_MAX];
         char provider[ROW_PROVIDER_MAX];
         char model[ROW_MODEL_MAX];
@@ -45,6 +47,50 @@ struct report_result {
         double share_nano;
 };
 
+/* ---- where the sums come from ------------------------------------------- */
+
+/* A report reads sums through a source: the local ledger's
+ * (report_source_ledger, report-source.c), or another store that hands
+ * over the same shapes (agentmeterctl --team: the team server, ctl/).
+ * Every callback may be given sums of several rows at once, as long as
+ * those rows agree on every field the query groups or filters by; first/
+ * last are then their earliest and latest times. Times are exact for
+ * blocks and sessions, and may be floored to the 15-minute bucket
+ * otherwise (as the ledger's rollups are). Sums are under the query's
+ * cost mode. party: the machine's or user's name when q->by asks for
+ * one, else "". */
+struct report_item {
+        int64_t first_ms, last_ms;
+        const char *tool, *provider, *model, *project, *session, *party;
+        struct usage_sums sums;
+};
+/* Tool calls of one (harness, tool name): calls, how many of them a
+ * priced row paid for, and the sum of those rows' cost / their calls. */
+struct report_calls {
+        const char *tool, *name, *party;
+        uint64_t calls, priced_calls;
+        double share_nano;
+};
+typedef int (*report_item_fn)(const struct report_item *it, void *u);
+typedef int (*report_session_fn)(const struct session_entry *s, const char *party, void *u);
+typedef int (*report_calls_fn)(const struct report_calls *c, void *u);
+struct report_source {
+        /* rollup-shaped sums (project ""), from_ms <= bucket < until_ms */
+        int (*rollups)(void *ctx, const struct report_query *q, int64_t from_ms, int64_t until_ms,
+                       report_item_fn cb, void *u);
+        /* every row, with project and session (the builder applies the range) */
+        int (*rows)(void *ctx, const struct report_query *q, report_item_fn cb, void *u);
+        /* whole sessions' sums (cost modes auto and computed) */
+        int (*sessions)(void *ctx, const struct report_query *q, report_session_fn cb, void *u);
+        /* tool calls made in the range */
+        int (*calls)(void *ctx, const struct report_query *q, const struct report_range *rg,
+                     report_calls_fn cb, void *u);
+        void *ctx;
+        struct ledger *ledger; /* the ledger's source: for the report cache; else NULL */
+};
+/* The ledger's source (report-source.c). */
+void report_source_ledger(struct ledger *l, struct report_source *ret);
+
 /* Builds the rows. -EINVAL (bad date, zone or mode; *ret_error says which,
  * thread-local, valid until the next report call), -ENOMEM, ledger errors.
  * With cost mode vendor it reads every usage row instead of the rollups
@@ -54,6 +100,9 @@ void report_iso_week(const char *monday, char out[16]);
 
 int report_build(struct ledger *l, const struct report_query *q, struct report_result *ret_result,
                  const char **ret_error);
+/* The same from any source (the cache only applies to the ledger's). */
+int report_build_from(const struct report_source *src, const struct report_query *q,
+                      struct report_result *ret_result, const char **ret_error);
 void report_result_free(struct report_result *res);
 
 /* A cache that makes the rollup reports (daily, weekly, monthly, model)

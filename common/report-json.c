@@ -211,6 +211,8 @@ static void entry_write(struct jsonw *w, const struct report_query *q, const str
         }
         if (q->kind == REPORT_PROJECT)
                 jsonw_key_string(w, "project", e->key);
+        if (q->by != REPORT_BY_NONE) /* team reports: the machine or user that sent them */
+                jsonw_key_string(w, report_by_name(q->by), e->party);
         /* a breakdown is for daily, weekly, monthly and project only
          * (report_query_range refuses others), which name no harness below */
         if (q->breakdown != REPORT_BREAKDOWN_NONE)
@@ -285,6 +287,10 @@ static void report_write(struct jsonw *w, const struct report_query *q, const st
         }
         jsonw_key_string(w, "cost", report_cost_name(q->cost));
         jsonw_key_string_or_null(w, "breakdown", q->breakdown ? report_breakdown_name(q->breakdown) : NULL);
+        if (q->session) /* only when set: the header of an unfiltered report is unchanged */
+                jsonw_key_string(w, "session", q->session);
+        if (q->project)
+                jsonw_key_string(w, "project", q->project);
         if (q->kind == REPORT_WEEKLY)
                 jsonw_key_string(w, "week_start", report_week_start_name(report_week_start(q)));
         if (q->kind == REPORT_PROJECT)
@@ -292,6 +298,22 @@ static void report_write(struct jsonw *w, const struct report_query *q, const st
         if (q->kind == REPORT_BLOCKS) {
                 jsonw_key_int(w, "block_hours", 5);
                 time_write(w, "now", now_of(q));
+        }
+        if (q->team) {
+                jsonw_key_bool(w, "team", true);
+                jsonw_key_string_or_null(w, "by", q->by ? report_by_name(q->by) : NULL);
+                for (int k = 0; k < 2; k++) {
+                        const char *const *list = k ? q->users : q->machines;
+                        jsonw_key(w, k ? "users" : "machines");
+                        if (!list[0]) {
+                                jsonw_null(w);
+                                continue;
+                        }
+                        jsonw_array_begin(w);
+                        for (size_t i = 0; i < REPORT_PARTY_FILTER_MAX && list[i]; i++)
+                                jsonw_string(w, list[i]);
+                        jsonw_array_end(w);
+                }
         }
         jsonw_key(w, "rows");
         jsonw_array_begin(w);
@@ -334,6 +356,38 @@ int report_run_text(struct ledger *l, struct report_cache *cache, const struct r
         r = jsonw_finish(&w, ret_text, ret_len);
         if (r < 0)
                 return report_fail(ret_error, -ENOMEM, "out of memory");
+        return 0;
+}
+
+int report_run_from(const struct report_source *src, const struct report_query *q,
+                    json_object **ret_report, const char **ret_error)
+{
+        struct report_result res;
+        struct timefmt_zone z = {0};
+        struct jsonw w = { 0 };
+        char *text;
+        size_t len;
+        json_object *o;
+        int r;
+
+        if (timefmt_zone_valid(q->tz) == 0)
+                timefmt_zone_enter(&z, q->tz);
+        r = q->kind == REPORT_BLOCKS ? report_blocks_build_from(src, q, &res, ret_error)
+                                     : report_build_from(src, q, &res, ret_error);
+        if (r < 0) {
+                timefmt_zone_leave(&z);
+                return r;
+        }
+        report_write(&w, q, &res);
+        timefmt_zone_leave(&z);
+        report_result_free(&res);
+        if (jsonw_finish(&w, &text, &len) < 0)
+                return report_fail(ret_error, -ENOMEM, "out of memory");
+        o = json_tokener_parse(text);
+        free(text);
+        if (!o)
+                return report_fail(ret_error, -ENOMEM, "out of memory");
+        *ret_report = o;
         return 0;
 }
 

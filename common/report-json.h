@@ -20,6 +20,9 @@ int report_run_text(struct ledger *l, struct report_cache *cache, const struct r
 /* The same report as an object. */
 int report_run(struct ledger *l, const struct report_query *q, struct json_object **ret_report,
                const char **ret_error);
+/* ... built from any source (report-build.h): agentmeterctl --team. */
+int report_run_from(const struct report_source *src, const struct report_query *q,
+                    struct json_object **ret_report, const char **ret_error);
 
 /* Adds the <sums> fields of report.h to object o: 0 or -ENOMEM. */
 int report_sums_json(struct json_object *o, const struct usage_sums *s);

@@ -63,6 +63,22 @@ const char *report_kind_name(enum report_kind k)
         return k >= REPORT_DAILY && k <= REPORT_KIND_LAST ? kind_names[k] : "unknown";
 }
 
+int report_by_parse(const char *s, enum report_by *ret)
+{
+        if (s && strcmp(s, "machine") == 0)
+                *ret = REPORT_BY_MACHINE;
+        else if (s && strcmp(s, "user") == 0)
+                *ret = REPORT_BY_USER;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+const char *report_by_name(enum report_by b)
+{
+        return b == REPORT_BY_MACHINE ? "machine" : b == REPORT_BY_USER ? "user" : "none";
+}
+
 int report_breakdown_parse(const char *s, enum report_breakdown *ret)
 {
         for (int b = REPORT_BREAKDOWN_NONE; s && b <= REPORT_BREAKDOWN_HARNESS; b++)
@@ -135,6 +151,21 @@ int report_parse_harness_list(char *buf, struct report_query *q)
         }
         memcpy(q->harness, v, sizeof(v));
         return 0;
+}
+
+bool report_query_filtered(const struct report_query *q)
+{
+        return q->session || q->project;
+}
+
+bool report_row_ok(const struct report_query *q, const char *tool, const char *session,
+                   const char *project)
+{
+        if (q->session && strcmp(q->session, session ? session : "") != 0)
+                return false;
+        if (q->project && strcmp(q->project, project ? project : "") != 0)
+                return false;
+        return report_harness_ok(q, tool);
 }
 
 bool report_harness_ok(const struct report_query *q, const char *tool)
@@ -279,7 +310,9 @@ int report_query_from_json(json_object *req, struct report_query *ret_query,
             (r = opt_string(req, "until", &q.until, ret_error)) < 0 ||
             (r = opt_string(req, "cost", &cost, ret_error)) < 0 ||
             (r = opt_string(req, "breakdown", &breakdown, ret_error)) < 0 ||
-            (r = opt_string(req, "week_start", &week_start, ret_error)) < 0)
+            (r = opt_string(req, "week_start", &week_start, ret_error)) < 0 ||
+            (r = opt_string(req, "session", &q.session, ret_error)) < 0 ||
+            (r = opt_string(req, "project", &q.project, ret_error)) < 0)
                 return r;
         if (breakdown && report_breakdown_parse(breakdown, &q.breakdown) < 0)
                 return report_fail(ret_error, -EINVAL,

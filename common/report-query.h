@@ -41,6 +41,15 @@ enum report_cost {
 
 #define REPORT_HARNESS_MAX 8
 
+/* Team reports (agentmeterctl --team): rows split by the machine or the
+ * user that first sent them. */
+enum report_by {
+        REPORT_BY_NONE = 0,
+        REPORT_BY_MACHINE,
+        REPORT_BY_USER,
+};
+#define REPORT_PARTY_FILTER_MAX 16
+
 struct report_query {
         enum report_kind kind;
         const char *tz;     /* NULL/"" = local */
@@ -52,9 +61,22 @@ struct report_query {
         int week_start;       /* weekly: first day, 0 = Sunday .. 6 = Saturday; default 1 */
         bool week_start_set;  /* week_start given (else Monday: ISO 8601 weeks) */
         bool merge_worktrees; /* project: a git worktree counts as its main checkout */
+        const char *session; /* only this session's rows (NULL: every session) */
+        const char *project; /* only rows recorded in this project (cwd), as written */
         int64_t now_ms;  /* blocks: "now" for the active block (0: the clock; tests set it) */
         bool calls_only; /* tool report: count calls, no cost share (no row read per call) */
+        /* team reports: read from the team server (the header says so),
+         * split by machine or user, and only these machines and users
+         * (NULL-terminated; empty: all), which the source applies */
+        bool team;
+        enum report_by by;
+        const char *machines[REPORT_PARTY_FILTER_MAX];
+        const char *users[REPORT_PARTY_FILTER_MAX];
 };
+
+/* "machine" / "user"; -EINVAL. */
+int report_by_parse(const char *s, enum report_by *ret);
+const char *report_by_name(enum report_by b);
 
 /* "daily" -> REPORT_DAILY; -EINVAL. */
 int report_kind_parse(const char *s, enum report_kind *ret_kind);
@@ -76,11 +98,18 @@ const char *report_cost_name(enum report_cost c);
 int report_parse_harness_list(char *buf, struct report_query *q);
 /* Whether rows of harness `tool` pass the query's filter. */
 bool report_harness_ok(const struct report_query *q, const char *tool);
+/* Whether a row (harness, session, project) passes the harness, session
+ * and project filters. */
+bool report_row_ok(const struct report_query *q, const char *tool, const char *session,
+                   const char *project);
+/* A session or project filter is set: the rollups (which keep neither)
+ * cannot answer, the rows are read. */
+bool report_query_filtered(const struct report_query *q);
 
 /* Builds the same query from a JSON request object {"report":"daily","tz":..,
  * "since":..,"until":..,"harness":[..] or "a,b","cost":"auto",
- * "breakdown":"model","week_start":"monday","merge_worktrees":true}; strings
- * point into req. */
+ * "breakdown":"model","week_start":"monday","merge_worktrees":true,
+ * "session":"id","project":"/path"}; strings point into req. */
 int report_query_from_json(struct json_object *req, struct report_query *ret_query,
                            const char **ret_error);
 

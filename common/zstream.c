@@ -223,16 +223,6 @@ bool zstream_magic(const void *p, size_t n)
                ((b[0] & 0xf0) == 0x50 && b[1] == 0x2a && b[2] == 0x4d && b[3] == 0x18);
 }
 
-bool zstream_at_end(const struct zstream *z)
-{
-        return z->stream_end;
-}
-
-uint64_t zstream_input_read(const struct zstream *z)
-{
-        return z->file_off;
-}
-
 uint64_t zstream_produced(const struct zstream *z)
 {
         return z->produced;

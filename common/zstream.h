@@ -28,10 +28,6 @@ void zstream_set_mem(struct zstream *z, const void *p, size_t n);
  * or nothing at all; -EFBIG more than max decoded bytes; -ENOMEM. */
 int zstream_decode_all(struct zstream *z, const void *p, size_t n, size_t max, char **io_buf,
                        size_t *io_cap, size_t *ret_len);
-/* Whether every decoded byte has been produced (a read reached the end). */
-bool zstream_at_end(const struct zstream *z);
-/* Compressed bytes taken from the input so far. */
-uint64_t zstream_input_read(const struct zstream *z);
 /* Decoded bytes the decoder has produced since it was made (every restart
  * and every byte decoded only to be passed over included): its work. */
 uint64_t zstream_produced(const struct zstream *z);

@@ -13,7 +13,9 @@
 
 #include "chart.h"
 #include "client.h"
+#include "complete.h"
 #include "fmt.h"
+#include "html.h"
 #include "jfield.h"
 #include "ledger.h"
 #include "paths.h"
@@ -22,12 +24,12 @@
 #include "render.h"
 #include "report.h"
 #include "service.h"
+#include "cleanup.h"
 #include "statusline.h"
+#include "team.h"
 #include "render-status.h"
 #include "timefmt.h"
 #include "top.h"
-
-#define _cleanup_(f) __attribute__((cleanup(f)))
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
@@ -35,16 +37,19 @@ enum opt {
         O_JSON = 1 << 0, O_CSV = 1 << 1, O_SINCE = 1 << 2, O_UNTIL = 1 << 3, O_TZ = 1 << 4,
         O_HARNESS = 1 << 5, O_NOSTART = 1 << 6, O_FORCE = 1 << 7, O_CHART = 1 << 8, O_COST = 1 << 9,
         O_METRICS_DIR = 1 << 10, O_BREAKDOWN = 1 << 11, O_WEEK_START = 1 << 12, O_MERGE_WT = 1 << 13,
-        O_FORMAT = 1 << 14,
+        O_FORMAT = 1 << 14, O_HTML = 1 << 15, O_SESSION = 1 << 16, O_PROJECT = 1 << 17,
+        O_TEAM = 1 << 18, O_BY = 1 << 19, O_MACHINE = 1 << 20, O_USER = 1 << 21, O_URL = 1 << 22,
 };
 
 struct args {
         unsigned seen;
         const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
-                *week_start, *format;
-        char harness[256];
+                *week_start, *format, *session, *project, *by, *url;
+        char harness[256], machines[1024], users[1024]; /* comma lists */
         const char *pos[4];
         int n_pos;
+        char **words; /* __complete: the line being completed */
+        int n_words;
         char sock_buf[PATH_MAX];
 };
 
@@ -53,6 +58,8 @@ struct command {
         int (*run)(struct args *a);
         unsigned allowed;
         int n_pos; /* positional arguments after the command */
+        enum complete_value positional; /* what they are, for completion */
+        const char *help;               /* one line, for completion */
 };
 
 static const char usage_text[] =
@@ -63,8 +70,11 @@ static const char usage_text[] =
         "  sources [--json]                every file the daemon reads, with its counters\n"
         "  report daily|weekly|monthly|project|blocks|session|model|tool [--since YYYY-MM-DD]\n"
         "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
-        "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees] [--json|--csv|--chart]\n"
-        "                                  token and cost report\n"
+        "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees]\n"
+        "         [--session ID] [--project PATH] [--json|--csv|--chart|--html]\n"
+        "         [--team [--by machine|user] [--machine NAME,...] [--user NAME,...] [--url URL]]\n"
+        "                                  token and cost report (--html: one self-contained page;\n"
+        "                                  --team: every machine's, from the team ledger, team.conf)\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  top                             live full-screen view: spend, 5-hour block, last\n"
         "                                  calls (g: grouping, q: quit); lines when piped\n"
@@ -80,6 +90,8 @@ static const char usage_text[] =
         "                                  discovery variables; enable and (re)start it;\n"
         "                                  DIR: node_exporter's textfile directory\n"
         "  uninstall                       stop, disable, remove what install wrote\n"
+        "  team init [--url URL]           create or migrate the team ledger's schema (PostgreSQL)\n"
+        "  completion bash|zsh|fish        print the shell's completion script\n"
         "  help                            this text\n"
         "\n"
         "Exit status: 0 ok, 1 error, 2 usage error, 3 no agentmeterd answering.\n"
@@ -230,60 +242,210 @@ static int show_report(struct args *a, struct json_object *rep, enum render_form
         return render_report(stdout, rep, fmt, isatty(STDOUT_FILENO));
 }
 
-/* No daemon: the ledger, read-only, by this process. */
-static int report_from_ledger(struct args *a, enum report_kind kind, const char *tz,
-                              enum render_format fmt)
+/* No daemon: the report of request req from the ledger, read-only, by this
+ * process (the same query the daemon would build from req). 0, or minus an
+ * exit status. Says once on stderr that it read the ledger itself. */
+static int report_from_ledger(struct args *a, struct json_object *req, struct json_object **ret_rep)
 {
+        static bool said;
         _cleanup_(ledger_closep) struct ledger *l = NULL;
-        _cleanup_json_ struct json_object *rep = NULL;
-        struct report_query q = { .kind = kind, .tz = tz, .since = a->since, .until = a->until };
-        if (a->cost)
-                (void)report_cost_parse(a->cost, &q.cost); /* checked by cmd_report */
-        if (a->breakdown)
-                (void)report_breakdown_parse(a->breakdown, &q.breakdown);
-        if (a->week_start)
-                q.week_start_set = report_week_start_parse(a->week_start, &q.week_start) == 0;
-        q.merge_worktrees = a->seen & O_MERGE_WT;
-        char dir[PATH_MAX], hbuf[sizeof(a->harness)];
+        struct report_query q;
+        char dir[PATH_MAX];
         const char *err = NULL;
         int r;
 
+        r = report_query_from_json(req, &q, &err);
+        if (r < 0)
+                return -usage_error("%s", err ? err : "invalid report query");
         if (a->state_dir)
                 snprintf(dir, sizeof(dir), "%s", a->state_dir);
         else if ((r = paths_state_dir(dir, sizeof(dir))) < 0) {
                 fprintf(stderr, "agentmeterctl: cannot find the state directory: %s\n", strerror(-r));
-                return EXIT_ERR;
+                return -EXIT_ERR;
         }
         r = ledger_open(dir, LEDGER_RDONLY, &l);
         if (r == -ENOENT) {
                 no_daemon_message(socket_path(a));
                 fprintf(stderr, "agentmeterctl: and there is no ledger in %s yet\n", dir);
-                return EXIT_NODAEMON;
+                return -EXIT_NODAEMON;
         }
         if (r < 0) {
                 const char *why = ledger_open_error();
                 fprintf(stderr, "agentmeterctl: cannot read the ledger in %s: %s\n", dir,
                         why && *why ? why : strerror(-r));
-                return EXIT_ERR;
+                return -EXIT_ERR;
         }
-        snprintf(hbuf, sizeof(hbuf), "%s", a->harness);
-        if (hbuf[0] && report_parse_harness_list(hbuf, &q) < 0)
-                return usage_error("too many harnesses in --harness %s", a->harness);
-        r = report_run(l, &q, &rep, &err);
+        r = report_run(l, &q, ret_rep, &err);
         if (r == -EINVAL)
-                return usage_error("%s", err ? err : "invalid report query");
+                return -usage_error("%s", err ? err : "invalid report query");
         if (r < 0) {
                 fprintf(stderr, "agentmeterctl: report failed: %s\n", err ? err : strerror(-r));
+                return -EXIT_ERR;
+        }
+        if (!said)
+                fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; read the ledger %s "
+                                "directly (read-only)\n", socket_path(a), ledger_path(l));
+        said = true;
+        return 0;
+}
+
+/* The --machine and --user lists of the command line into q (pointing
+ * into bufs). */
+static int party_lists(struct args *a, struct report_query *q, char bufs[2][1024])
+{
+        for (int k = 0; k < 2; k++) {
+                const char **list = k ? q->users : q->machines;
+                char *save = NULL, *b = bufs[k];
+                size_t n = 0;
+                snprintf(b, 1024, "%s", k ? a->users : a->machines);
+                for (char *t = strtok_r(b, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                        if (n + 1 >= REPORT_PARTY_FILTER_MAX)
+                                return usage_error("too many names in %s", k ? "--user" : "--machine");
+                        list[n++] = t;
+                }
+        }
+        return EXIT_OK;
+}
+
+/* --team: the report of request req from the team server, through the
+ * same query and builder as a local one. 0, or minus an exit status. */
+static int report_from_team(struct args *a, struct json_object *req, struct json_object **ret_rep)
+{
+        struct report_query q;
+        char bufs[2][1024], msg[1024];
+        const char *err = NULL;
+        int r = report_query_from_json(req, &q, &err);
+
+        if (r < 0)
+                return -usage_error("%s", err ? err : "invalid report query");
+        q.team = true;
+        if (a->by)
+                (void)report_by_parse(a->by, &q.by); /* checked by cmd_report */
+        r = party_lists(a, &q, bufs);
+        if (r != EXIT_OK)
+                return -r;
+        r = team_report(a->url, &q, ret_rep, msg, sizeof(msg));
+        if (r == -EINVAL)
+                return -usage_error("%s", msg);
+        if (r < 0) {
+                fprintf(stderr, "agentmeterctl: %s\n", msg);
+                return -EXIT_ERR;
+        }
+        return 0;
+}
+
+/* The report of request req: the daemon's answer, as its text (*ret_line,
+ * when ret_line is given and the daemon answered) or parsed (*ret_rep);
+ * with no daemon answering, the ledger's. 0, or minus an exit status. */
+static int fetch_report(struct args *a, struct json_object *req, char **ret_line, size_t *ret_len,
+                        struct json_object **ret_rep)
+{
+        char *line = NULL, *detail = NULL;
+        size_t len;
+        int r;
+
+        if (a->seen & O_TEAM) /* the team server, not the daemon */
+                return report_from_team(a, req, ret_rep);
+        r = client_call_line(socket_path(a), "report", req, 120000, &line, &len, &detail);
+
+        if (client_no_daemon(r))
+                return report_from_ledger(a, req, ret_rep);
+        if (r >= 0 && ret_line) {
+                *ret_line = line;
+                *ret_len = len;
+                return 0;
+        }
+        if (r >= 0)
+                r = client_take(line, len, ret_rep, &detail);
+        free(line);
+        if (r < 0) {
+                r = call_failed(a, r, detail);
+                free(detail);
+                return -r;
+        }
+        return 0;
+}
+
+/* The report request: kind, range, zone, filters and modes. NULL on
+ * ENOMEM; *ret_bad names an unknown --harness id (NULL otherwise). */
+static struct json_object *report_request(struct args *a, enum report_kind kind, const char *tz,
+                                          const char *breakdown, char *bad, size_t bad_cap)
+{
+        struct json_object *req = json_object_new_object();
+
+        if (!req)
+                return NULL;
+        if (breakdown)
+                json_object_object_add(req, "breakdown", json_object_new_string(breakdown));
+        if (a->week_start)
+                json_object_object_add(req, "week_start", json_object_new_string(a->week_start));
+        if (a->seen & O_MERGE_WT)
+                json_object_object_add(req, "merge_worktrees", json_object_new_boolean(1));
+        if (a->cost)
+                json_object_object_add(req, "cost", json_object_new_string(a->cost));
+        json_object_object_add(req, "report", json_object_new_string(report_kind_name(kind)));
+        if (a->since)
+                json_object_object_add(req, "since", json_object_new_string(a->since));
+        if (a->until)
+                json_object_object_add(req, "until", json_object_new_string(a->until));
+        if (tz)
+                json_object_object_add(req, "tz", json_object_new_string(tz));
+        if (a->session)
+                json_object_object_add(req, "session", json_object_new_string(a->session));
+        if (a->project)
+                json_object_object_add(req, "project", json_object_new_string(a->project));
+        if (a->harness[0]) {
+                struct json_object *h = json_object_new_array();
+                char copy[sizeof(a->harness)], *save = NULL;
+                snprintf(copy, sizeof(copy), "%s", a->harness);
+                for (char *id = strtok_r(copy, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+                        if (!registry_find(id)) {
+                                snprintf(bad, bad_cap, "%s", id);
+                                json_object_put(h);
+                                json_object_put(req);
+                                return NULL;
+                        }
+                        json_object_array_add(h, json_object_new_string(id));
+                }
+                json_object_object_add(req, "harness", h);
+        }
+        return req;
+}
+
+/* --html: the report, and for the kinds whose cost chart stacks by model
+ * the same report broken down by model. */
+static int report_html(struct args *a, struct json_object *req, enum report_kind kind, const char *tz)
+{
+        _cleanup_json_ struct json_object *rep = NULL, *by = NULL, *req2 = NULL;
+        char when[FMT_MAX], bad[64] = "";
+        struct json_object *now = json_object_new_object();
+        int r = fetch_report(a, req, NULL, NULL, &rep);
+
+        if (r < 0) {
+                json_object_put(now);
+                return -r;
+        }
+        if (html_wants_series(report_kind_name(kind), a->breakdown)) {
+                req2 = report_request(a, kind, tz, "model", bad, sizeof(bad));
+                /* no stacking is no reason to fail: the page draws one series */
+                if (req2 && fetch_report(a, req2, NULL, NULL, &by) < 0)
+                        by = NULL;
+        }
+        if (now)
+                json_object_object_add(now, "t", json_object_new_int64(timefmt_now_ms()));
+        fmt_time(now, "t", when);
+        json_object_put(now);
+        r = html_report(stdout, rep, by, when);
+        if (r == -EINVAL) {
+                fputs("agentmeterctl: the report has no \"rows\" list\n", stderr);
                 return EXIT_ERR;
         }
-        fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; read the ledger %s "
-                        "directly (read-only)\n", socket_path(a), ledger_path(l));
-        return show_report(a, rep, fmt) < 0 ? EXIT_ERR : EXIT_OK;
+        return r < 0 ? EXIT_ERR : EXIT_OK;
 }
 
 static int cmd_report(struct args *a)
 {
-        _cleanup_json_ struct json_object *req = json_object_new_object(), *rep = NULL;
+        _cleanup_json_ struct json_object *req = NULL, *rep = NULL;
         enum render_format fmt = a->seen & O_JSON ? RENDER_JSON
                                  : a->seen & O_CSV ? RENDER_CSV
                                                    : RENDER_TABLE;
@@ -291,14 +453,18 @@ static int cmd_report(struct args *a)
         enum report_cost cost;
         enum report_breakdown bd;
         int wday;
-        char zbuf[PATH_MAX], *detail = NULL;
+        char zbuf[PATH_MAX], bad[64] = "";
         const char *tz = a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf));
+        int n_formats = !!(a->seen & O_JSON) + !!(a->seen & O_CSV) + !!(a->seen & O_CHART) +
+                        !!(a->seen & O_HTML);
         int r;
 
         if ((a->seen & O_JSON) && (a->seen & O_CSV))
                 return usage_error("%s", "--json and --csv exclude each other");
         if ((a->seen & O_CHART) && (a->seen & (O_JSON | O_CSV)))
                 return usage_error("%s", "--chart draws for people; it excludes --json and --csv");
+        if (n_formats > 1)
+                return usage_error("%s", "--html is a page of its own; it excludes --json, --csv and --chart");
         if ((a->seen & O_CHART) && strcmp(a->pos[1], "daily") != 0 &&
             strcmp(a->pos[1], "weekly") != 0 && strcmp(a->pos[1], "monthly") != 0)
                 return usage_error("--chart is for daily, weekly and monthly reports, not '%s'",
@@ -325,58 +491,44 @@ static int cmd_report(struct args *a)
                 return usage_error("%s", "--week-start applies to the weekly report");
         if ((a->seen & O_MERGE_WT) && kind != REPORT_PROJECT)
                 return usage_error("%s", "--merge-worktrees applies to the project report");
+        if ((a->session && !*a->session) || (a->project && !*a->project))
+                return usage_error("%s", "--session and --project want a value");
+        if ((a->seen & (O_BY | O_MACHINE | O_USER | O_URL)) && !(a->seen & O_TEAM))
+                return usage_error("%s", "--by, --machine, --user and --url apply to --team reports");
+        enum report_by by;
+        if (a->by && report_by_parse(a->by, &by) < 0)
+                return usage_error("--by wants machine or user, not '%s'", a->by);
+        req = report_request(a, kind, tz, a->breakdown, bad, sizeof(bad));
+        if (!req && bad[0])
+                return usage_error("unknown harness '%s'", bad);
         if (!req)
                 return EXIT_ERR;
-        if (a->breakdown)
-                json_object_object_add(req, "breakdown", json_object_new_string(a->breakdown));
-        if (a->week_start)
-                json_object_object_add(req, "week_start", json_object_new_string(a->week_start));
-        if (a->seen & O_MERGE_WT)
-                json_object_object_add(req, "merge_worktrees", json_object_new_boolean(1));
-        if (a->cost)
-                json_object_object_add(req, "cost", json_object_new_string(a->cost));
-        json_object_object_add(req, "report", json_object_new_string(report_kind_name(kind)));
-        if (a->since)
-                json_object_object_add(req, "since", json_object_new_string(a->since));
-        if (a->until)
-                json_object_object_add(req, "until", json_object_new_string(a->until));
-        if (tz)
-                json_object_object_add(req, "tz", json_object_new_string(tz));
-        if (a->harness[0]) {
-                struct json_object *h = json_object_new_array();
-                char copy[sizeof(a->harness)], *save = NULL;
-                snprintf(copy, sizeof(copy), "%s", a->harness);
-                for (char *id = strtok_r(copy, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
-                        if (!registry_find(id)) {
-                                json_object_put(h);
-                                return usage_error("unknown harness '%s'", id);
-                        }
-                        json_object_array_add(h, json_object_new_string(id));
-                }
-                json_object_object_add(req, "harness", h);
-        }
+        if (a->seen & O_HTML)
+                return report_html(a, req, kind, tz);
 
         char *line = NULL;
         const char *text;
-        size_t len, text_len;
-        r = client_call_line(socket_path(a), "report", req, 120000, &line, &len, &detail);
-        if (client_no_daemon(r))
-                return report_from_ledger(a, kind, tz, fmt);
+        size_t len = 0, text_len;
         /* --json into a pipe or file: the daemon's text is what printing
          * its parse would give (jsonw.h), so it goes out as it came */
-        if (r >= 0 && fmt == RENDER_JSON && !isatty(STDOUT_FILENO) &&
-            proto_ok_result_text(line, len, &text, &text_len) == 0) {
+        bool raw = fmt == RENDER_JSON && !isatty(STDOUT_FILENO);
+        r = fetch_report(a, req, raw ? &line : NULL, &len, &rep);
+        if (r < 0)
+                return -r;
+        if (line && proto_ok_result_text(line, len, &text, &text_len) == 0) {
                 bool written = fwrite(text, 1, text_len, stdout) == text_len && putchar('\n') != EOF;
                 free(line);
                 return written ? EXIT_OK : EXIT_ERR;
         }
-        if (r >= 0)
+        if (line) {
+                char *detail = NULL;
                 r = client_take(line, len, &rep, &detail);
-        free(line);
-        if (r < 0) {
-                r = call_failed(a, r, detail);
-                free(detail);
-                return r;
+                free(line);
+                if (r < 0) {
+                        r = call_failed(a, r, detail);
+                        free(detail);
+                        return r;
+                }
         }
         if (show_report(a, rep, fmt) < 0) {
                 fputs("agentmeterctl: the daemon's report has no \"rows\" list\n", stderr);
@@ -556,6 +708,13 @@ static int cmd_statusline(struct args *a)
         return EXIT_OK; /* the status line shows what went wrong; Claude Code needs no status */
 }
 
+static int cmd_team(struct args *a)
+{
+        if (strcmp(a->pos[1], "init") == 0)
+                return team_init(a->url, stdout, stderr);
+        return usage_error("unknown team command '%s' (init)", a->pos[1]);
+}
+
 static int cmd_help(struct args *a)
 {
         (void)a;
@@ -563,68 +722,182 @@ static int cmd_help(struct args *a)
         return EXIT_OK;
 }
 
+static int cmd_completion(struct args *a);
+static int cmd_complete(struct args *a);
+
 static const struct command commands[] = {
-        { "status", cmd_status, O_JSON, 0 },
-        { "sources", cmd_sources, O_JSON, 0 },
+        { "status", cmd_status, O_JSON, 0, CV_NONE, "daemon, ledger, scan progress, every harness root" },
+        { "sources", cmd_sources, O_JSON, 0, CV_NONE, "every file the daemon reads" },
         { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
-                                  O_WEEK_START | O_MERGE_WT | O_CHART, 1 },
-        { "tail", cmd_tail, O_JSON, 0 },
-        { "top", cmd_top, 0, 0 },
-        { "metrics", cmd_metrics, 0, 0 },
-        { "statusline", cmd_statusline, O_JSON | O_FORMAT | O_TZ | O_HARNESS, 0 },
-        { "rescan", cmd_rescan, 0, 0 },
-        { "reprice", cmd_reprice, 0, 0 },
-        { "version", cmd_version, 0, 0 },
-        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR, 0 },
-        { "uninstall", cmd_uninstall, 0, 0 },
-        { "help", cmd_help, 0, 0 },
+                                  O_WEEK_START | O_MERGE_WT | O_CHART | O_HTML | O_SESSION | O_PROJECT |
+                                  O_TEAM | O_BY | O_MACHINE | O_USER | O_URL,
+          1, CV_KIND, "token and cost report" },
+        { "team", cmd_team, O_URL, 1, CV_TEAM, "the team ledger's schema" },
+        { "tail", cmd_tail, O_JSON, 0, CV_NONE, "print rows as the daemon commits them" },
+        { "top", cmd_top, 0, 0, CV_NONE, "live full-screen view" },
+        { "metrics", cmd_metrics, 0, 0, CV_NONE, "the Prometheus metrics" },
+        { "statusline", cmd_statusline, O_JSON | O_FORMAT | O_TZ | O_HARNESS, 0, CV_NONE,
+          "one line for Claude Code's statusLine" },
+        { "rescan", cmd_rescan, 0, 0, CV_NONE, "re-discover and reconcile" },
+        { "reprice", cmd_reprice, 0, 0, CV_NONE, "reload the prices, re-price" },
+        { "version", cmd_version, 0, 0, CV_NONE, "client and daemon versions" },
+        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR, 0, CV_NONE,
+          "set up the systemd user unit" },
+        { "uninstall", cmd_uninstall, 0, 0, CV_NONE, "stop, disable, remove what install wrote" },
+        { "completion", cmd_completion, 0, 1, CV_SHELL, "print a shell's completion script" },
+        { "help", cmd_help, 0, 0, CV_NONE, "usage" },
+        /* the completion scripts' question: the rest of the line is words, not options */
+        { "__complete", cmd_complete, ~0u, 0, CV_NONE, NULL },
 };
 
-static const struct option longopts[] = {
-        { "json", no_argument, NULL, 'j' },          { "csv", no_argument, NULL, 'c' },
-        { "chart", no_argument, NULL, 'k' },
-        { "since", required_argument, NULL, 's' },   { "until", required_argument, NULL, 'u' },
-        { "tz", required_argument, NULL, 'z' },      { "harness", required_argument, NULL, 'H' },
-        { "no-start", no_argument, NULL, 'n' },      { "force", no_argument, NULL, 'f' },
-        { "socket", required_argument, NULL, 'S' },  { "state-dir", required_argument, NULL, 'D' },
-        { "cost", required_argument, NULL, 'C' },
-        { "metrics-dir", required_argument, NULL, 'M' },
-        { "breakdown", required_argument, NULL, 'B' },
-        { "week-start", required_argument, NULL, 'W' },
-        { "merge-worktrees", no_argument, NULL, 'G' },
-        { "format", required_argument, NULL, 'F' },
-        { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
+/* Every option: getopt's table is made from this one, and completion
+ * offers each where the command allows it (bit 0: everywhere). */
+static const struct complete_option options[] = {
+        { "json", no_argument, 'j', O_JSON, CV_NONE, "JSON output" },
+        { "csv", no_argument, 'c', O_CSV, CV_NONE, "RFC 4180 CSV" },
+        { "chart", no_argument, 'k', O_CHART, CV_NONE, "cost bars in the terminal" },
+        { "html", no_argument, 'L', O_HTML, CV_NONE, "one self-contained HTML page" },
+        { "since", required_argument, 's', O_SINCE, CV_TEXT, "first day, YYYY-MM-DD" },
+        { "until", required_argument, 'u', O_UNTIL, CV_TEXT, "last day, YYYY-MM-DD" },
+        { "tz", required_argument, 'z', O_TZ, CV_ZONE, "time zone of the days" },
+        { "harness", required_argument, 'H', O_HARNESS, CV_HARNESS, "only these harnesses" },
+        { "session", required_argument, 'I', O_SESSION, CV_SESSION, "only this session" },
+        { "project", required_argument, 'P', O_PROJECT, CV_PROJECT, "only this project" },
+        { "team", no_argument, 'T', O_TEAM, CV_NONE, "every machine's, from the team ledger" },
+        { "by", required_argument, 'b', O_BY, CV_PARTY, "team rows per machine or user" },
+        { "machine", required_argument, 'm', O_MACHINE, CV_TEXT, "team: only these machines" },
+        { "user", required_argument, 'U', O_USER, CV_TEXT, "team: only these users" },
+        { "url", required_argument, 'R', O_URL, CV_TEXT, "team: this server, not team.conf's" },
+        { "cost", required_argument, 'C', O_COST, CV_COST, "which costs count" },
+        { "breakdown", required_argument, 'B', O_BREAKDOWN, CV_BREAKDOWN, "rows per model or harness" },
+        { "week-start", required_argument, 'W', O_WEEK_START, CV_WEEKDAY, "first day of a week" },
+        { "merge-worktrees", no_argument, 'G', O_MERGE_WT, CV_NONE, "a git worktree counts as its checkout" },
+        { "format", required_argument, 'F', O_FORMAT, CV_TEXT, "status line format" },
+        { "no-start", no_argument, 'n', O_NOSTART, CV_NONE, "enable, do not start" },
+        { "force", no_argument, 'f', O_FORCE, CV_NONE, "overwrite files install did not write" },
+        { "metrics-dir", required_argument, 'M', O_METRICS_DIR, CV_DIR, "node_exporter's textfile directory" },
+        { "socket", required_argument, 'S', 0, CV_FILE, "the control socket" },
+        { "state-dir", required_argument, 'D', 0, CV_DIR, "where the ledger is" },
+        { "help", no_argument, 'h', 0, CV_NONE, "usage" },
+        { "version", no_argument, 'V', 0, CV_NONE, "the client's version" },
 };
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static int cmd_completion(struct args *a)
+{
+        const char *script = complete_script(a->pos[1]);
+
+        if (!script)
+                return usage_error("completion for bash, zsh or fish, not '%s'", a->pos[1]);
+        fputs(script, stdout);
+        return EXIT_OK;
+}
+
+/* Session ids and projects for completion, from the daemon's session
+ * report; never the ledger itself (that may be slow), and never waiting
+ * long: a daemon that does not answer in 300 ms completes nothing. */
+#define COMPLETE_WAIT_MS 300
+static void complete_from_daemon(void *u, enum complete_value what, const char *prefix, FILE *out)
+{
+        struct args *a = u;
+        _cleanup_json_ struct json_object *req = json_object_new_object(), *rep = NULL;
+        struct json_object *rows;
+        char *detail = NULL;
+
+        if (!req)
+                return;
+        json_object_object_add(req, "report", json_object_new_string("session"));
+        if (client_call(socket_path(a), "report", req, COMPLETE_WAIT_MS, &rep, &detail) < 0) {
+                free(detail);
+                return;
+        }
+        rows = jfield(rep, "rows");
+        for (size_t i = 0; rows && json_object_is_type(rows, json_type_array) &&
+                           i < json_object_array_length(rows); i++) {
+                struct json_object *row = json_object_array_get_idx(rows, i);
+                const char *v = jstr(row, what == CV_SESSION ? "session" : "project");
+                bool dup = false;
+                if (!v || !*v || strncmp(v, prefix, strlen(prefix)) != 0 || strchr(v, '\n'))
+                        continue;
+                for (size_t j = 0; what == CV_PROJECT && j < i && !dup; j++) /* projects once */
+                        dup = jstr(json_object_array_get_idx(rows, j), "project") &&
+                              strcmp(jstr(json_object_array_get_idx(rows, j), "project"), v) == 0;
+                if (dup)
+                        continue;
+                if (what == CV_SESSION)
+                        fprintf(out, "%s\t%s %s\n", v, jstr(row, "harness") ? jstr(row, "harness") : "",
+                                jstr(row, "project") ? jstr(row, "project") : "");
+                else
+                        fprintf(out, "%s\n", v);
+        }
+}
+
+static int cmd_complete(struct args *a)
+{
+        struct complete_command cmds[N_COMMANDS];
+        struct complete_spec spec = { .cmds = cmds, .n_cmds = N_COMMANDS, .opts = options,
+                                      .n_opts = N_OPTIONS, .daemon_values = complete_from_daemon,
+                                      .userdata = a };
+
+        for (size_t i = 0; i < N_COMMANDS; i++)
+                cmds[i] = (struct complete_command){ commands[i].name, commands[i].allowed, commands[i].n_pos,
+                                                     commands[i].positional, commands[i].help };
+        complete_words(stdout, &spec, a->n_words, a->words);
+        return EXIT_OK;
+}
 
 static const char *opt_name(unsigned bit)
 {
-        static const struct { unsigned bit; const char *name; } names[] = {
-                { O_JSON, "--json" },   { O_CSV, "--csv" },         { O_SINCE, "--since" },
-                { O_UNTIL, "--until" }, { O_TZ, "--tz" },           { O_HARNESS, "--harness" },
-                { O_NOSTART, "--no-start" }, { O_FORCE, "--force" }, { O_CHART, "--chart" }, { O_COST, "--cost" }, { O_METRICS_DIR, "--metrics-dir" },
-                { O_BREAKDOWN, "--breakdown" }, { O_WEEK_START, "--week-start" },
-                { O_MERGE_WT, "--merge-worktrees" }, { O_FORMAT, "--format" },
-        };
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-                if (names[i].bit == bit)
-                        return names[i].name;
+        static char buf[64];
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                if (options[i].bit == bit) {
+                        snprintf(buf, sizeof(buf), "--%s", options[i].name);
+                        return buf;
+                }
         return "?";
 }
 
 /* Options may come before or after the command (getopt permutes). */
 static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *ret_version)
 {
+        struct option longopts[N_OPTIONS + 1];
         int c;
 
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                longopts[i] = (struct option){ options[i].name, options[i].has_arg, NULL, options[i].code };
+        longopts[N_OPTIONS] = (struct option){ 0 };
+        /* `__complete WORDS...`: the words are the line being completed */
+        if (argc >= 2 && strcmp(argv[1], "__complete") == 0) {
+                a->pos[a->n_pos++] = argv[1];
+                a->words = argv + 2;
+                a->n_words = argc - 2;
+                return EXIT_OK;
+        }
         while ((c = getopt_long(argc, argv, "jhV", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'j': a->seen |= O_JSON; break;
                 case 'c': a->seen |= O_CSV; break;
                 case 'k': a->seen |= O_CHART; break;
+                case 'L': a->seen |= O_HTML; break;
                 case 's': a->seen |= O_SINCE, a->since = optarg; break;
                 case 'u': a->seen |= O_UNTIL, a->until = optarg; break;
                 case 'z': a->seen |= O_TZ, a->tz = optarg; break;
+                case 'I': a->seen |= O_SESSION, a->session = optarg; break;
+                case 'T': a->seen |= O_TEAM; break;
+                case 'b': a->seen |= O_BY, a->by = optarg; break;
+                case 'R': a->seen |= O_URL, a->url = optarg; break;
+                case 'm':
+                case 'U': {
+                        char *list = c == 'm' ? a->machines : a->users;
+                        size_t l = strlen(list);
+                        a->seen |= c == 'm' ? O_MACHINE : O_USER;
+                        if (l + strlen(optarg) + 2 > sizeof(a->machines))
+                                return usage_error("%s", "--machine or --user list too long");
+                        snprintf(list + l, sizeof(a->machines) - l, "%s%s", l ? "," : "", optarg);
+                        break;
+                }
+                case 'P': a->seen |= O_PROJECT, a->project = optarg; break;
                 case 'C': a->seen |= O_COST, a->cost = optarg; break;
                 case 'M': a->seen |= O_METRICS_DIR, a->metrics_dir = optarg; break;
                 case 'B': a->seen |= O_BREAKDOWN, a->breakdown = optarg; break;

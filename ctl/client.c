@@ -12,21 +12,18 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "client.h"
+#include "cleanup.h"
 #include "jfield.h"
 #include "proto.h"
+#include "timefmt.h"
 
 #define TAIL_LINE_MAX (4u * 1024u * 1024u)
 
-static void closep(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-#define _cleanup_close_ __attribute__((cleanup(closep)))
 
 bool client_no_daemon(int r)
 {
@@ -44,12 +41,68 @@ static int untrusted(char **ret_error, const char *fmt, ...)
         return -EPERM;
 }
 
+/* Milliseconds left until deadline (-1: none, returned as -1). */
+static int left_ms(int64_t deadline)
+{
+        if (deadline < 0)
+                return -1;
+        int64_t left = deadline - timefmt_mono_ms();
+        return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+/* Bounds the blocking socket calls that follow (connect, send) to what is
+ * left until deadline: on a Unix socket connect(2) waits while the
+ * listener's queue is full (a stalled daemon) and send(2) while the peer
+ * reads nothing; both give up with EAGAIN after SO_SNDTIMEO. */
+static int send_timeout(int fd, int64_t deadline)
+{
+        int ms = left_ms(deadline);
+        struct timeval tv = {0};
+
+        if (ms == 0)
+                return -ETIMEDOUT;
+        if (ms > 0) /* 0 would mean forever */
+                tv = (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 + 1};
+        return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ? -errno : 0;
+}
+
+/* proto_connect within deadline (-1: none): -ETIMEDOUT when the daemon
+ * does not take the connection in time, else proto_connect's errors. */
+static int connect_within(const char *path, int64_t deadline, int *ret_fd)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        size_t n = strlen(path);
+        int fd, r;
+
+        if (n == 0 || n >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, path, n + 1);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                r = send_timeout(fd, deadline);
+                if (r == 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                        r = -errno;
+                if (r != -EINTR)
+                        break;
+        }
+        if (r == -EAGAIN || r == -EINPROGRESS)
+                r = -ETIMEDOUT;
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
 /* Connects only to a daemon of our own user, as the daemon only serves its
  * own (without XDG_RUNTIME_DIR the socket is under /tmp, where anyone could
  * be first): the socket's directory ours and writable by nobody else, the
  * socket ours, and the peer (SO_PEERCRED) of our uid. -EPERM and
- * *ret_error when not; the connect errors of proto_connect otherwise. */
-static int trusted_connect(const char *path, int *ret_fd, char **ret_error)
+ * *ret_error when not; the connect errors of connect_within otherwise. */
+static int trusted_connect(const char *path, int64_t deadline, int *ret_fd, char **ret_error)
 {
         char dir[PATH_MAX];
         const char *slash = strrchr(path, '/');
@@ -57,7 +110,7 @@ static int trusted_connect(const char *path, int *ret_fd, char **ret_error)
         socklen_t len = sizeof(cred);
         struct stat st;
         uid_t me = getuid();
-        int fd, r;
+        int fd = -1, r;
 
         if (!slash)
                 snprintf(dir, sizeof(dir), ".");
@@ -80,7 +133,7 @@ static int trusted_connect(const char *path, int *ret_fd, char **ret_error)
                                  "of yours (owner uid %u, mode %04o); refusing to talk to a "
                                  "socket there", dir, (unsigned)st.st_uid,
                                  (unsigned)(st.st_mode & 07777));
-        r = proto_connect(path, &fd);
+        r = connect_within(path, deadline, &fd);
         if (r < 0)
                 return r;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != me) {
@@ -130,20 +183,54 @@ static int take_result(struct json_object *resp, struct json_object **ret_result
         return 0;
 }
 
+/* send(2) of all of buf before deadline: -ETIMEDOUT past it. */
+static int send_within(int fd, const char *buf, size_t len, int64_t deadline)
+{
+        while (len > 0) {
+                int r = send_timeout(fd, deadline);
+                if (r < 0)
+                        return r;
+                ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EAGAIN ? -ETIMEDOUT : -errno;
+                buf += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
 int client_call_line(const char *socket_path, const char *cmd, struct json_object *args, int timeout_ms,
                      char **ret_line, size_t *ret_len, char **ret_error)
 {
         _cleanup_close_ int fd = -1;
         _cleanup_json_ struct json_object *req = NULL;
-        int r;
+        int64_t deadline = timeout_ms < 0 ? -1 : timefmt_mono_ms() + timeout_ms;
+        char *buf = NULL;
+        size_t len;
+        int r, rw;
 
-        r = trusted_connect(socket_path, &fd, ret_error);
+        /* every step within the one bound: the connection, the request, the answer */
+        r = trusted_connect(socket_path, deadline, &fd, ret_error);
         if (r < 0)
                 return r;
         req = build_request(cmd, args);
         if (!req)
                 return -ENOMEM;
-        return proto_call_line(fd, req, timeout_ms, ret_line, ret_len);
+        r = proto_encode(req, &buf, &len);
+        if (r < 0)
+                return r;
+        rw = send_within(fd, buf, len, deadline);
+        free(buf);
+        if (rw < 0 && rw != -EPIPE && rw != -ECONNRESET)
+                return rw;
+        /* a daemon that refuses us (another uid, too many clients) says why
+         * and closes: its reply may be waiting even though our send failed */
+        r = proto_read_line(fd, PROTO_RESPONSE_MAX, left_ms(deadline), ret_line, ret_len);
+        if (r < 0)
+                return rw < 0 ? rw : r;
+        return 0;
 }
 
 int client_take(const char *line, size_t len, struct json_object **ret_result, char **ret_error)
@@ -303,7 +390,7 @@ int client_tail(const char *socket_path, int (*on_event)(struct json_object *ev,
         sigset_t mask, old;
         int r;
 
-        r = trusted_connect(socket_path, &fd, ret_error);
+        r = trusted_connect(socket_path, -1, &fd, ret_error);
         if (r < 0)
                 return r;
         req = build_request("tail", NULL);

@@ -11,10 +11,11 @@ struct json_object;
 bool client_no_daemon(int r);
 
 /* Sends {"v":1,"cmd":cmd, ...args} (args: an object whose members are
- * copied, or NULL) and waits up to timeout_ms for the answer.
+ * copied, or NULL) and reads the answer, all within timeout_ms (-1: no
+ * bound): connecting (a stalled daemon's full queue), sending, waiting.
  * 0 and the result (a new reference); -EREMOTEIO when the daemon answered
  * ok:false (*ret_error: "code: message", malloc'd); -ENOENT/-ECONNREFUSED
- * (no daemon), -ETIMEDOUT, -EBADMSG (not a response), other -errno. */
+ * (no daemon), -ETIMEDOUT (past the bound), -EBADMSG (not a response), other -errno. */
 int client_call(const char *socket_path, const char *cmd, struct json_object *args,
                 int timeout_ms, struct json_object **ret_result, char **ret_error);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "install.h"
 #include "paths.h"
 
@@ -76,18 +77,6 @@ const char install_unit_template[] =
         "[Install]\n"
         "WantedBy=default.target\n";
 
-static void freep(void *p)
-{
-        free(*(void **)p);
-}
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-
-static void fclosep(FILE **f)
-{
-        if (*f)
-                fclose(*f);
-}
-#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 int install_quote(const char *s, bool exec, char **ret)
 {
@@ -218,6 +207,17 @@ int install_dropin_text(const struct install_config *c, char **ret_text, unsigne
                                    "ReadWritePaths=-%s\n", q, dir);
                 }
         }
+        if (c->config_home && r >= 0) {
+                /* a team ledger (docs/team.md) needs the network the unit's
+                 * sandbox otherwise takes away */
+                char team[PATH_MAX];
+                struct stat st;
+                if (snprintf(team, sizeof(team), "%s/agentmeterd/team.conf", c->config_home) < (int)sizeof(team) &&
+                    stat(team, &st) == 0)
+                        fputs("# team.conf exists: the push to the team's PostgreSQL needs the network.\n"
+                              "PrivateNetwork=no\n"
+                              "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", f);
+        }
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0) {
@@ -317,6 +317,18 @@ static int join(char *buf, const char *a, const char *b)
         return paths_join(buf, PATH_MAX, a, b);
 }
 
+/* The first agentmeterd.service in the search path after the config home. */
+static bool find_packaged(const struct install_config *c, char packaged[PATH_MAX])
+{
+        struct stat st;
+
+        for (size_t i = 0; c->unit_dirs && c->unit_dirs[i]; i++)
+                if (join(packaged, c->unit_dirs[i], INSTALL_UNIT_NAME) == 0 && stat(packaged, &st) == 0 &&
+                    S_ISREG(st.st_mode))
+                        return true;
+        return false;
+}
+
 int install_files(const struct install_config *c, struct install_result *ret)
 {
         char dir[PATH_MAX], unit[PATH_MAX], ddir[PATH_MAX], dropin[PATH_MAX], packaged[PATH_MAX];
@@ -344,14 +356,17 @@ int install_files(const struct install_config *c, struct install_result *ret)
                 return -EEXIST;
         }
 
-        for (size_t i = 0; !cfg_exists && c->unit_dirs && c->unit_dirs[i]; i++)
-                if (join(packaged, c->unit_dirs[i], INSTALL_UNIT_NAME) == 0 &&
-                    stat(packaged, &st) == 0 && S_ISREG(st.st_mode)) {
-                        have_packaged = true;
-                        break;
-                }
-
-        if (have_packaged) {
+        have_packaged = find_packaged(c, packaged);
+        ret->from_package = have_packaged && c->from_package && c->from_package(packaged);
+        /* the package's unit is hidden by one of ours in the config home:
+         * ours goes, so that the package's (and its updates) apply */
+        if (cfg_ours && ret->from_package) {
+                if (unlink(unit) < 0)
+                        return -errno;
+                snprintf(ret->removed, sizeof(ret->removed), "%s", unit);
+                cfg_exists = cfg_ours = false;
+        }
+        if (have_packaged && !cfg_exists) {
                 ret->unit_action = INSTALL_UNIT_PACKAGED;
                 snprintf(ret->unit_path, sizeof(ret->unit_path), "%s", packaged);
         } else {

@@ -34,6 +34,9 @@ struct install_config {
         const char *metrics_file;     /* NULL, or the Prometheus textfile the daemon keeps
                                        * (install --metrics-dir): recorded as
                                        * AGENTMETER_METRICS_FILE with ReadWritePaths=-DIR */
+        /* NULL, or whether the installed Debian package agentmeterd owns
+         * path (service.c asks dpkg-query) */
+        bool (*from_package)(const char *path);
 };
 
 enum install_unit_action {
@@ -44,12 +47,16 @@ enum install_unit_action {
         INSTALL_UNIT_PACKAGED = 5,  /* a unit elsewhere in the search path: used as is */
 };
 
+
 struct install_result {
         enum install_unit_action unit_action;
         char unit_path[PATH_MAX];   /* the unit the user manager will load */
         char dropin_path[PATH_MAX];
         char conflict[PATH_MAX];    /* with -EEXIST: the file that lacks the marker */
         unsigned n_recorded;        /* discovery variables recorded */
+        bool from_package;          /* INSTALL_UNIT_PACKAGED: the unit is the Debian package's */
+        char removed[PATH_MAX];     /* a unit an earlier install wrote under the config home,
+                                     * removed because the package's now serves ("" if none) */
 };
 
 /* The unit install writes: the marker line, then the template with
@@ -59,10 +66,13 @@ int install_unit_text(const char *daemon_path, char **ret_text);
  * excluded), AGENTMETER_INSTALL_VARS and AGENTMETER_INSTALL_TIME. */
 int install_dropin_text(const struct install_config *c, char **ret_text, unsigned *ret_n);
 
-/* Writes the unit when needed and the drop-in, atomically each. -EEXIST
- * (ret->conflict says which file; nothing written) when a file there lacks
- * the marker and !force; -ENOENT when a unit must be written but
- * daemon_path is NULL; other -errno. */
+/* Writes the unit when needed and the drop-in, atomically each. A unit
+ * of the Debian package (from_package) is used as it is, and one that an
+ * earlier install wrote under the config home, which would hide it, is
+ * removed; then only the drop-in is written. -EEXIST (ret->conflict says
+ * which file; nothing written) when a file there lacks the marker and
+ * !force; -ENOENT when a unit must be written but daemon_path is NULL;
+ * other -errno. */
 int install_files(const struct install_config *c, struct install_result *ret);
 
 /* true when path is a regular file whose first line is INSTALL_MARKER. */

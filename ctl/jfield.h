@@ -2,6 +2,8 @@
  * JSON null read the same, so renderers never crash on a partial object. */
 #pragma once
 
+#include "cleanup.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,4 +25,4 @@ bool jbool(struct json_object *obj, const char *key);
 
 /* json_object_put for __attribute__((cleanup)). */
 void jfield_putp(struct json_object **o);
-#define _cleanup_json_ __attribute__((cleanup(jfield_putp)))
+#define _cleanup_json_ _cleanup_(jfield_putp)

@@ -163,6 +163,23 @@ static void agents_archives(FILE *f, struct json_object *agents)
         }
 }
 
+/* OpenCode, Kilo: per database, the rows read, the rows waiting for their
+ * final tokens and the watermarks */
+static void databases(FILE *f, struct json_object *dbs)
+{
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX];
+
+        for (size_t i = 0; dbs && i < json_object_array_length(dbs); i++) {
+                struct json_object *db = json_object_array_get_idx(dbs, i);
+
+                fprintf(f, "  database %s  rows read %s, waiting for final tokens %s%s, watermark rowid %s, "
+                           "events read to %s\n",
+                        or_dash(jstr(db, "path")), fmt_i64(jint_or(db, "rows_read", 0), a),
+                        fmt_i64(jint_or(db, "waiting", 0), b), jbool(db, "waiting_more") ? "+" : "",
+                        fmt_i64(jint_or(db, "watermark", 0), c), fmt_i64(jint_or(db, "event_watermark", 0), d));
+        }
+}
+
 static void harness(FILE *f, struct json_object *h)
 {
         struct json_object *caps = jfield(h, "capabilities"), *roots = jfield(h, "roots");
@@ -197,6 +214,7 @@ static void harness(FILE *f, struct json_object *h)
         fprintf(f, "  last commit %s\n", fmt_time(h, "last_commit", l));
         unmetered(f, jfield(h, "unmetered"));
         agents_archives(f, jfield(h, "agents"));
+        databases(f, jfield(h, "databases"));
         notes(f, jfield(h, "notes"));
 }
 
@@ -228,6 +246,31 @@ static void prices(FILE *f, struct json_object *p)
         fputc('\n', f);
 }
 
+/* The team ledger: where to, how far behind, what went wrong last. */
+static void team(FILE *f, struct json_object *t)
+{
+        const char *state = jstr(t, "state"), *err = jstr(t, "last_error");
+        char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX];
+
+        if (!t || !jbool(t, "configured"))
+                return;
+        fprintf(f, "team          %s", or_dash(state));
+        if (jstr(t, "server"))
+                fprintf(f, "%s %s", state && strcmp(state, "connected") == 0 ? " to" : "",
+                        termtext_tmp(jstr(t, "server")));
+        if (jstr(t, "machine"))
+                fprintf(f, " as machine %s", termtext_tmp(jstr(t, "machine")));
+        if (jstr(t, "user"))
+                fprintf(f, ", user %s", termtext_tmp(jstr(t, "user")));
+        fprintf(f, ": backlog %s%s, %s rows sent, last push %s\n", fmt_i64(jint_or(t, "backlog", 0), a),
+                jbool(t, "filling") ? " (queuing the history)" : "", fmt_i64(jint_or(t, "rows_sent", 0), b),
+                fmt_time(t, "last_push", c));
+        if (err)
+                fprintf(f, "  last error %s: %s%s%s\n", fmt_time(t, "last_error_at", a), termtext_tmp(err),
+                        jstr(t, "next_retry") ? "; next try " : "",
+                        jstr(t, "next_retry") ? fmt_time(t, "next_retry", b) : "");
+}
+
 int render_status(FILE *f, struct json_object *st)
 {
         struct json_object *ledger = jfield(st, "ledger"), *hs = jfield(st, "harnesses"),
@@ -255,6 +298,7 @@ int render_status(FILE *f, struct json_object *st)
         fprintf(f, "last commit   %s\n", fmt_time(st, "last_commit", g));
         scan_progress(f, jfield(st, "ingest"));
         prices(f, jfield(st, "prices"));
+        team(f, jfield(st, "team"));
         install_record(f, st);
         if (env && json_object_object_length(env) > 0) {
                 fputs("environment  ", f);

@@ -5,13 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "termtext.h"
 #include "fmt.h"
 #include "jfield.h"
 #include "registry.h"
 #include "render.h"
-#include "termtext.h"
 #include "table.h"
+#include "termtext.h"
 
 /* Token columns, in the order shown. */
 static const struct {
@@ -101,7 +100,7 @@ static bool show_reasoning(struct json_object *rows, struct json_object *totals)
         return false;
 }
 
-static void caption(FILE *f, struct json_object *rep)
+void render_caption(FILE *f, struct json_object *rep)
 {
         const char *since = jstr(rep, "since"), *until = jstr(rep, "until"), *tz = jstr(rep, "tz");
         struct json_object *h = jfield(rep, "harness");
@@ -112,12 +111,24 @@ static void caption(FILE *f, struct json_object *rep)
                         until ? termtext_tmp(until) : "now");
         if (tz && *tz)
                 fprintf(f, ", time zone %s", termtext_tmp(tz));
+        if (jbool(rep, "team"))
+                fputs(", team ledger", f);
+        for (int k = 0; k < 2; k++) {
+                struct json_object *l = jfield(rep, k ? "users" : "machines");
+                for (size_t i = 0; l && json_object_is_type(l, json_type_array) && i < json_object_array_length(l); i++)
+                        fprintf(f, "%s%s", i ? "," : k ? ", user " : ", machine ",
+                                termtext_tmp(json_object_get_string(json_object_array_get_idx(l, i))));
+        }
         if (h && json_object_is_type(h, json_type_array) && json_object_array_length(h) > 0) {
                 fputs(", harness ", f);
                 for (size_t i = 0; i < json_object_array_length(h); i++)
                         fprintf(f, "%s%s", i ? "," : "",
                                 termtext_tmp(json_object_get_string(json_object_array_get_idx(h, i))));
         }
+        if (jstr(rep, "session"))
+                fprintf(f, ", session %s", termtext_tmp(jstr(rep, "session")));
+        if (jstr(rep, "project"))
+                fprintf(f, ", project %s", termtext_tmp(jstr(rep, "project")));
         fputc('\n', f);
 }
 
@@ -152,8 +163,8 @@ static void events_legend(FILE *f, struct json_object *rep, struct json_object *
         }
 }
 
-static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows,
-                      struct json_object *totals)
+static int sums_table(struct json_object *rep, struct json_object *rows, struct json_object *totals,
+                      struct table **ret_table)
 {
         const struct kind_cols *k = kind_cols(jstr(rep, "report"));
         const struct kind_cols *x = extra_cols(rep) ? extra_cols(rep) : k;
@@ -165,7 +176,10 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
         _cleanup_table_ struct table *t = NULL;
         int r;
 
+        const char *by = jstr(rep, "by"); /* team reports: "machine" or "user" */
         head[nc] = k->key_title, al[nc++] = TABLE_LEFT;
+        if (by)
+                head[nc] = by, al[nc++] = TABLE_LEFT;
         for (size_t i = 0; i < n_extra; i++)
                 head[nc] = x->extra[i], al[nc++] = TABLE_LEFT;
         head[nc] = "events", al[nc++] = TABLE_RIGHT;
@@ -190,6 +204,8 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                                 return r;
                 }
                 c[j] = i < n ? cell(row, jfield(row, "start") ? "start" : "key", buf[j]) : "TOTAL", j++;
+                if (by)
+                        c[j] = i < n ? cell(row, by, buf[j]) : "", j++;
                 for (size_t e = 0; e < n_extra; e++, j++)
                         c[j] = i < n ? cell(row, x->extra[e], buf[j]) : "";
                 c[j] = fmt_tokens(row, "events", buf[j]), j++;
@@ -201,7 +217,9 @@ static int sums_table(FILE *f, struct json_object *rep, struct json_object *rows
                 if (r < 0)
                         return r;
         }
-        return table_print(t, f);
+        *ret_table = t;
+        t = NULL;
+        return 0;
 }
 
 /* Tool report: harness, tool, calls, cost share; the TOTAL is the report's
@@ -287,15 +305,20 @@ static void active_blocks(FILE *f, struct json_object *rows)
         }
 }
 
-static int tool_table(FILE *f, struct json_object *rows, struct json_object *totals)
+static int tool_table(const char *by, struct json_object *rows, struct json_object *totals,
+                      struct table **ret_table)
 {
-        static const char *const head[] = { "harness", "tool", "calls", "cost share" };
-        static const enum table_align al[] = { TABLE_LEFT, TABLE_LEFT, TABLE_RIGHT, TABLE_RIGHT };
+        const char *head[] = { "harness", "tool", "calls", "cost share", NULL };
+        static const enum table_align al[] = { TABLE_LEFT, TABLE_LEFT, TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT };
         _cleanup_table_ struct table *t = NULL;
         int64_t calls = 0, unpriced = 0;
         double share = 0;
         bool any_share = false, computed = false;
-        int r = table_new(4, head, al, &t);
+        size_t nc = by ? 5 : 4; /* team reports: the machine or user last */
+        int r;
+
+        head[4] = by;
+        r = table_new(nc, head, al, &t);
 
         if (r < 0)
                 return r;
@@ -303,8 +326,9 @@ static int tool_table(FILE *f, struct json_object *rows, struct json_object *tot
                 struct json_object *row = json_object_array_get_idx(rows, i);
                 char b[4][FMT_MAX];
                 const char *tool = jstr(row, "tool") ? jstr(row, "tool") : jstr(row, "key");
-                const char *c[4] = { jstr(row, "harness"), tool, fmt_tokens(row, "calls", b[2]),
-                                     fmt_cost(row, "cost_share_usd", b[3]) };
+                const char *c[5] = { jstr(row, "harness"), tool, fmt_tokens(row, "calls", b[2]),
+                                     fmt_cost(row, "cost_share_usd", b[3]),
+                                     by && jstr(row, by) ? jstr(row, by) : "" };
                 const char *src = jstr(row, "cost_source");
                 double v;
 
@@ -330,14 +354,39 @@ static int tool_table(FILE *f, struct json_object *rows, struct json_object *tot
         json_object_object_add(tot, "cost_source", json_object_new_string(computed ? "mixed" : "vendor-reported"));
         json_object_object_add(tot, "unpriced_events", json_object_new_int64(unpriced));
         char b[2][FMT_MAX];
-        const char *c[4] = { "TOTAL", "", fmt_tokens(tot, "calls", b[0]),
-                             fmt_cost(tot, "cost_share_usd", b[1]) };
+        const char *c[5] = { "TOTAL", "", fmt_tokens(tot, "calls", b[0]),
+                             fmt_cost(tot, "cost_share_usd", b[1]), "" };
         r = table_add_rule(t);
         if (r >= 0)
                 r = table_add(t, c);
         if (r < 0)
                 return r;
-        return table_print(t, f);
+        *ret_table = t;
+        t = NULL;
+        return 0;
+}
+
+int render_report_table(struct json_object *rep, struct table **ret_table)
+{
+        struct json_object *rows = jfield(rep, "rows"), *totals = jfield(rep, "totals");
+        const char *kind = jstr(rep, "report");
+
+        if (!rows || !json_object_is_type(rows, json_type_array))
+                return -EINVAL;
+        return kind && strcmp(kind, "tool") == 0 ? tool_table(jstr(rep, "by"), rows, totals, ret_table)
+                                                 : sums_table(rep, rows, totals, ret_table);
+}
+
+void render_report_notes(FILE *f, struct json_object *rep)
+{
+        const char *kind = jstr(rep, "report");
+        struct json_object *rows = jfield(rep, "rows");
+
+        if (!kind || strcmp(kind, "blocks") != 0 || !rows || !json_object_is_type(rows, json_type_array))
+                return;
+        active_blocks(f, rows);
+        real_limits(f, jfield(rep, "rate_limits"));
+        recorded_limits(f, jfield(rep, "recorded_limits"));
 }
 
 static void csv_quoted(FILE *f, const char *s, size_t n);
@@ -408,7 +457,10 @@ static int csv(FILE *f, struct json_object *rep, struct json_object *rows,
         const char *const *sums = tool ? csv_tool : csv_sums;
         size_t n = json_object_array_length(rows);
 
+        const char *by = jstr(rep, "by"); /* team reports */
         fputs(tool ? "key" : k->key_title, f);
+        if (by)
+                fprintf(f, ",%s", by);
         for (size_t e = 0; e < n_extra; e++)
                 fprintf(f, ",%s", extra[e]);
         for (size_t s = 0; sums[s]; s++)
@@ -420,6 +472,11 @@ static int csv(FILE *f, struct json_object *rep, struct json_object *rows,
                         csv_value(f, row, "key");
                 else
                         fputs("TOTAL", f);
+                if (by) {
+                        fputc(',', f);
+                        if (i < n)
+                                csv_value(f, row, by);
+                }
                 for (size_t e = 0; e < n_extra; e++) {
                         fputc(',', f);
                         if (i < n)
@@ -438,7 +495,6 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
 {
         struct json_object *rows = jfield(rep, "rows");
         struct json_object *totals = jfield(rep, "totals");
-        const char *kind = jstr(rep, "report");
         int r = 0;
 
         if (!rows || !json_object_is_type(rows, json_type_array))
@@ -450,20 +506,18 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
         } else if (format == RENDER_CSV) {
                 r = csv(f, rep, rows, totals);
         } else {
-                caption(f, rep);
+                render_caption(f, rep);
                 if (json_object_array_length(rows) == 0)
-                        fputs("no usage recorded for this selection\n", f);
+                        fputs(RENDER_NO_ROWS "\n", f);
                 else {
-                        r = kind && strcmp(kind, "tool") == 0 ? tool_table(f, rows, totals)
-                                                              : sums_table(f, rep, rows, totals);
-                        if (r >= 0 && kind && strcmp(kind, "blocks") == 0) {
-                                active_blocks(f, rows);
-                                real_limits(f, jfield(rep, "rate_limits"));
-                                recorded_limits(f, jfield(rep, "recorded_limits"));
-                        }
+                        _cleanup_table_ struct table *t = NULL;
+                        r = render_report_table(rep, &t);
+                        if (r >= 0)
+                                r = table_print(t, f);
                         if (r >= 0) {
+                                render_report_notes(f, rep);
                                 fputs(FMT_COST_LEGEND "\n", f);
-                                events_legend(f, rep, rows);
+                                events_legend(f, rep, jfield(rep, "rows"));
                         }
                 }
         }

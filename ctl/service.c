@@ -1,6 +1,7 @@
 /* install/uninstall orchestration: search path, binary location, systemctl
  * --user via fork+execvp, and what the user is told at each step. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -39,6 +40,46 @@ int service_run(FILE *log, const char *const *argv)
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
         return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+bool service_from_package(const char *path)
+{
+        char out[256] = "";
+        int fds[2], status;
+        ssize_t n = 0, k;
+        pid_t pid;
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return false;
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        if (pid < 0) {
+                close(fds[0]);
+                close(fds[1]);
+                return false;
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (dup2(fds[1], STDOUT_FILENO) < 0 || (null >= 0 && dup2(null, STDERR_FILENO) < 0))
+                        _exit(127);
+                execlp("dpkg-query", "dpkg-query", "-S", path, (char *)NULL);
+                _exit(127);
+        }
+        close(fds[1]);
+        while ((size_t)n < sizeof(out) - 1 && (k = read(fds[0], out + n, sizeof(out) - 1 - (size_t)n)) != 0) {
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        break;
+                n += k;
+        }
+        close(fds[0]);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return false;
+        /* "agentmeterd: /usr/lib/systemd/user/agentmeterd.service" */
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 && strncmp(out, "agentmeterd: ", 13) == 0;
 }
 
 static const char *process_get(void *u, const char *name)
@@ -147,7 +188,7 @@ int service_install(bool no_start, bool force, const char *metrics_dir, FILE *ou
         struct install_config c = {
                 .config_home = cfg, .unit_dirs = dirs, .daemon_path = daemon,
                 .vars = registry_env_vars(), .get = process_get, .now_s = time(NULL), .force = force,
-                .metrics_file = metrics_dir ? metrics_file : NULL,
+                .metrics_file = metrics_dir ? metrics_file : NULL, .from_package = service_from_package,
         };
         r = install_files(&c, &res);
         free(daemon);
@@ -165,7 +206,14 @@ int service_install(bool no_start, bool force, const char *metrics_dir, FILE *ou
         if (r < 0)
                 return r;
 
-        fprintf(out, "unit: %s %s\n", unit_actions[res.unit_action], res.unit_path);
+        if (res.removed[0])
+                fprintf(out, "unit: removed %s (an earlier install's), the package's unit serves\n",
+                        res.removed);
+        if (res.from_package)
+                fprintf(out, "unit: using the unit of the Debian package agentmeterd: %s "
+                             "(only the environment record is written)\n", res.unit_path);
+        else
+                fprintf(out, "unit: %s %s\n", unit_actions[res.unit_action], res.unit_path);
         fprintf(out, "environment record: wrote %s\n", res.dropin_path);
         if (metrics_dir)
                 fprintf(out, "metrics: the daemon keeps %s current for node_exporter\n", metrics_file);
@@ -228,6 +276,9 @@ int service_uninstall(FILE *out, FILE *err)
                 fprintf(out, "kept %s (not written by agentmeterctl install)\n", res.kept[i]);
         if (res.n_removed == 0 && res.n_kept == 0)
                 fputs("nothing of agentmeterctl install's was there\n", out);
+        if (service_from_package("/usr/lib/systemd/user/" INSTALL_UNIT_NAME))
+                fputs("the unit of the Debian package agentmeterd stays, disabled (apt remove "
+                      "agentmeterd removes it)\n", out);
         systemctl(out, err, "daemon-reload", false);
         if (paths_state_dir(state, sizeof(state)) >= 0)
                 fprintf(out, "left the ledger in %s alone (remove it yourself if you want the "

@@ -14,5 +14,9 @@ int service_run(FILE *log, const char *const *argv);
  * failed; the files are in place), other -errno. Messages go to out/err. */
 /* metrics_dir: NULL, or node_exporter's textfile directory (the daemon
  * writes agentmeterd-<login>.prom there). */
+/* Whether the installed Debian package agentmeterd owns path
+ * (`dpkg-query -S PATH`; false without dpkg). */
+bool service_from_package(const char *path);
+
 int service_install(bool no_start, bool force, const char *metrics_dir, FILE *out, FILE *err);
 int service_uninstall(FILE *out, FILE *err);

@@ -11,6 +11,7 @@
 #include "fmt.h"
 #include "jfield.h"
 #include "statusline.h"
+#include "termtext.h"
 
 static int64_t mono_ms(void)
 {
@@ -96,12 +97,16 @@ json_object *statusline_request(json_object *input, const char *tz)
         return req;
 }
 
-/* Text from the input, safe for a terminal and short. */
+/* Text from the input, safe for a terminal (termtext: C0/C1 controls, bidi
+ * overrides and invalid UTF-8 shown as \xNN) and at most max bytes, cut on
+ * a character boundary, never inside an escape. */
 static void put_clean(FILE *f, const char *s, size_t max)
 {
-        size_t n = 0;
-        for (const unsigned char *p = (const unsigned char *)s; p && *p && n < max; p++, n++)
-                fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+        char buf[4 * 200 + 1];
+
+        if (max >= sizeof(buf))
+                max = sizeof(buf) - 1;
+        fputs(termtext(s, buf, max + 1), f);
 }
 
 /* "$1.23" (cents), "~$1.23" when computed, the dash when unknown. */

@@ -25,8 +25,8 @@ struct json_object *statusline_request(struct json_object *input, const char *tz
 /* Writes the line: fields of format ({model}, {session}, {today}, {block},
  * {burn}, {left}, {limits}, {limit_5h}, {limit_7d}, {cwd}, {project}) from
  * the input and the daemon's answer. answer NULL: the fallback line
- * (why: "no agentmeterd" or similar). Text from the input is stripped of
- * control characters. */
+ * (why: "no agentmeterd" or similar). Text from the input is escaped as
+ * termtext.h says (controls, bidi overrides, invalid UTF-8 as \\xNN). */
 void statusline_print(FILE *f, const char *format, struct json_object *input,
                       struct json_object *answer, const char *why);
 /* --json: {"model", "session_cost_usd", "today_cost_usd", "block", "rate_limits",

@@ -158,9 +158,29 @@ int table_add_rule(struct table *t)
         return push(t, NULL);
 }
 
-size_t table_rows(const struct table *t)
+size_t table_ncols(const struct table *t)
 {
-        return t->data_rows;
+        return t->ncols;
+}
+
+const char *table_header(const struct table *t, size_t col)
+{
+        return col < t->ncols ? t->headers[col] : NULL;
+}
+
+enum table_align table_col_align(const struct table *t, size_t col)
+{
+        return col < t->ncols ? t->align[col] : TABLE_LEFT;
+}
+
+size_t table_nlines(const struct table *t)
+{
+        return t->n;
+}
+
+const char *const *table_line(const struct table *t, size_t i)
+{
+        return i < t->n ? (const char *const *)t->rows[i] : NULL;
 }
 
 static void print_rule(FILE *f, const size_t *w, size_t ncols)

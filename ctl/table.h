@@ -2,6 +2,8 @@
  * (counted in characters, so a "—" is one column), numbers right-aligned. */
 #pragma once
 
+#include "cleanup.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -19,11 +21,19 @@ static inline void table_freep(struct table **t) { *t = table_free(*t); }
 int table_add(struct table *t, const char *const *cells);
 /* A horizontal rule across all columns (e.g. above a TOTAL line). */
 int table_add_rule(struct table *t);
-size_t table_rows(const struct table *t); /* data rows, rules not counted */
+
+/* What a table holds, for renderers other than table_print (html.h):
+ * columns, their headers and alignment, and lines in order; a line is its
+ * ncols cells (escaped as termtext.h does) or NULL for a rule. */
+size_t table_ncols(const struct table *t);
+const char *table_header(const struct table *t, size_t col);
+enum table_align table_col_align(const struct table *t, size_t col);
+size_t table_nlines(const struct table *t);
+const char *const *table_line(const struct table *t, size_t i);
 
 /* Header, a rule, then the rows; columns two spaces apart, no trailing blanks. */
 int table_print(const struct table *t, FILE *f);
 
 /* Display width of a UTF-8 string (code points; wide characters count 2). */
 size_t table_width(const char *s);
-#define _cleanup_table_ __attribute__((cleanup(table_freep)))
+#define _cleanup_table_ _cleanup_(table_freep)

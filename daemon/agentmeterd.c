@@ -29,6 +29,7 @@
 #include "report.h"
 #include "statelock.h"
 #include "status.h"
+#include "team.h"
 #include "timefmt.h"
 #include "watch.h"
 
@@ -116,8 +117,9 @@ static int setup_live(struct daemon *d)
                 .warnings = (const char *const *)d->warnings, .rescan = pipeline_rescan, .u = d,
                 .budget = d->budget, .prices = d->prices,
                 .statusline = &d->statusline, /* .metrics once it exists (main) */
-                .report_cache = d->report_cache,
+                .report_cache = d->report_cache, .team = d->team,
         };
+        team_start(d->team, d->event); /* pushes only with a team.conf */
         /* discovery and watches first, then READY; reading continues after */
         r = pipeline_start(d);
         if (r < 0)
@@ -189,6 +191,7 @@ int main(int argc, char **argv)
                 ingest_set_prices(d.ingest, prices_table(d.prices));
                 (void)prices_reprice_if_changed(d.prices, d.ledger);
         }
+        (void)team_new(d.ledger, &d.team); /* the outbox on or off with team.conf */
 
         if (o.once) {
                 r = once_run(&d);
@@ -212,6 +215,7 @@ int main(int argc, char **argv)
         log_info("stopped; ledger synced");
 out:
         pipeline_remove_sources(&d);
+        d.team = team_free(d.team);
         d.budget = budget_free(d.budget);
         d.metrics = metrics_free(d.metrics);
         statusline_state_done(&d.statusline);

@@ -1,7 +1,8 @@
 /* Budget alerts: a journald warning with AGENTMETER_BUDGET* fields, an
  * org.freedesktop.Notifications.Notify call sent asynchronously through
  * sd-bus, and the user's command spawned (posix_spawn: no fork of a process
- * holding the LMDB env) with the figures in its environment. */
+ * holding the LMDB env) with the figures in its environment and no
+ * descriptor of ours but stdin (/dev/null), stdout and stderr. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -83,10 +84,10 @@ static void plain_figure(enum budget_unit u, int64_t v, char *buf, size_t cap)
                 snprintf(buf, cap, "%lld", (long long)v);
 }
 
+/* Whole percents of the figure `status` shows (budget_percent_tenths). */
 static unsigned percent_of(int64_t amount, int64_t limit)
 {
-        __int128 p = (__int128)amount * 100 / limit;
-        return p > 100000 ? 100000 : (unsigned)p;
+        return (unsigned)(budget_percent_tenths(amount, limit) / 10);
 }
 
 /* The figures as NAME=value strings: AGENTMETER_BUDGET, _PERIOD, _PERIOD_START,
@@ -252,6 +253,16 @@ static void run_command(struct budget_alert *a, const char *command, char f[N_FI
                                                 POSIX_SPAWN_SETSID);
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        /* nothing but stdin, stdout and stderr reaches the user's command:
+         * not the ledger (LMDB opens its file without O_CLOEXEC), the
+         * socket, nor what our own parent left open */
+        r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+        if (r != 0) {
+                posix_spawn_file_actions_destroy(&fa);
+                posix_spawnattr_destroy(&attr);
+                free(env);
+                return (void)log_errno(LOG_WARNING, -r, "cannot run the budget command");
+        }
         char *argv[] = { (char *)"sh", (char *)"-c", (char *)command, NULL };
         r = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, env);
         posix_spawn_file_actions_destroy(&fa);

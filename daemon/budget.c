@@ -405,8 +405,11 @@ json_object *budget_status_json(const struct budget *bg)
                 json_object_object_add(r, "unit", json_object_new_string(budget_unit_name(b->unit)));
                 json_object_object_add(r, "limit", amount_json(b->unit, b->limit));
                 json_object_object_add(r, "amount", amount_json(b->unit, s->amount));
-                json_object_object_add(r, "percent",
-                                       json_object_new_double((double)s->amount * 100.0 / (double)b->limit));
+                /* one decimal, floored: the journal and the command show its whole part */
+                int64_t tenths = budget_percent_tenths(s->amount, b->limit);
+                char pct[32];
+                snprintf(pct, sizeof(pct), "%lld.%lld", (long long)(tenths / 10), (long long)(tenths % 10));
+                json_object_object_add(r, "percent", json_object_new_double_s((double)tenths / 10.0, pct));
                 json_object_object_add(r, "scope", json_object_new_string(budget_scope_name(b->scope)));
                 json_object_object_add(r, "match", b->scope ? json_object_new_string(b->match) : NULL);
                 json_object_object_add(r, "levels", lv);

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "status.h"
 #include "statusline-answer.h"
+#include "team.h"
 
 static int cmd_status(const struct command_env *e, json_object **ret_result)
 {
@@ -32,6 +33,8 @@ static int cmd_status(const struct command_env *e, json_object **ret_result)
                 json_object_object_add(*ret_result, "budgets", budget_status_json(e->budget));
         if (r >= 0)
                 json_object_object_add(*ret_result, "prices", prices_status_json(e->prices, e->ledger));
+        if (r >= 0)
+                json_object_object_add(*ret_result, "team", team_status_json(e->team));
         return r;
 }
 

@@ -15,6 +15,7 @@ struct budget;
 struct prices;
 struct metrics;
 struct statusline_state;
+struct team;
 
 /* What the commands see of the daemon; owned by the daemon, which keeps
  * the pointed-to fields current. */
@@ -32,6 +33,7 @@ struct command_env {
         struct metrics *metrics;     /* may be NULL: `metrics` answers an error */
         struct statusline_state *statusline; /* the latest limit windows received */
         struct report_cache *report_cache;   /* may be NULL: reports read every rollup */
+        struct team *team;                   /* may be NULL: "team" in status */
         /* discovery again, watches re-armed, reconcile, reading scheduled */
         void (*rescan)(void *u);
         void *u;

@@ -501,11 +501,6 @@ void control_broadcast(struct control *c, struct json_object *event)
         }
 }
 
-unsigned control_clients(const struct control *c)
-{
-        return c->n_clients;
-}
-
 unsigned control_subscribers(const struct control *c)
 {
         unsigned n = 0;

@@ -49,5 +49,4 @@ struct control *control_free(struct control *c);
 
 /* Sends an event object to every tail subscriber (takes no reference). */
 void control_broadcast(struct control *c, struct json_object *event);
-unsigned control_clients(const struct control *c);
 unsigned control_subscribers(const struct control *c);

@@ -24,9 +24,12 @@ struct daemon {
         struct budget *budget;
         struct prices *prices;  /* NULL: no table (logged), rows stay unpriced */
         struct metrics *metrics;
+        struct team *team;      /* the team ledger (team.conf), or NULL */
         struct statusline_state statusline;
         struct report_cache *report_cache; /* for the ledger handle above */
         sd_event_source *drain, *reconcile_timer, *sync_timer, *retry_timer, *reconcile_soon;
+        sd_event_source *reload_timer; /* a SIGHUP's reload, coalesced (pipeline.c) */
+        uint64_t last_reload_usec;     /* CLOCK_MONOTONIC, when the last reload ended */
         struct command_env commands;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;

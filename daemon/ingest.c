@@ -549,11 +549,15 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 }
                 return 0;
         }
+        uint64_t read_before = in->counters.bytes_read;
         r = tail_source(&t, &ctx, s->kind, &out);
         if (out.have_counts) /* commits may have happened even on failure */
                 account(in, s, &out.counts);
         bound_keeps(in, s);
-        *io_extra += out.verified + out.decoded;
+        s->decoded += out.decoded;
+        /* re-checked bytes, and a decoder's work beyond the lines it gave */
+        uint64_t read = in->counters.bytes_read - read_before;
+        *io_extra += out.verified + (out.decoded > read ? out.decoded - read : 0);
         if (t.ledger_error) {
                 /* the ledger, not the source: the source stays queued */
                 ledger_refused(in, t.ledger_error);
@@ -566,28 +570,29 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 s->retry_at_ms = timefmt_now_ms() + RETRY_MS;
                 return 0;
         }
-        if (s->last_error)
-                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
-        s->last_error = 0;
-        s->verify = false;
         s->size = out.size;
         s->offset = out.offset;
         if (out.renamed) {
                 struct source_rec *old = lookup(in, out.renamed_from);
                 if (old && old != s)
                         account(in, old, NULL); /* its checkpoint (and counts) moved here */
-        }
-        if (out.renamed)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0,
                          "renamed from %s: checkpoint kept, nothing re-read", out.renamed_from);
+        }
         if (out.reset)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0,
                          "file was rewritten, truncated or replaced: reading it again from the "
                          "start (already counted rows are not counted twice)");
+        if (r == TAIL_MORE)
+                return 1; /* read on next turn; whether it reads well is known at its end */
+        if (s->last_error)
+                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
+        s->last_error = 0;
+        s->verify = false;
         s->not_source = r == TAIL_NOT_SOURCE;
         if (r == TAIL_SETTLING)
                 look_again(in, s, timefmt_now_ms() + SETTLE_MS);
-        return r == TAIL_MORE ? 1 : 0;
+        return 0;
 }
 
 /* Asks the kernel to read the next queued file ahead while the current one

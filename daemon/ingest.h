@@ -30,6 +30,7 @@ struct source_rec {
         bool verify;            /* next read checks every consumed byte (rescan) */
         uint64_t size, offset;  /* as of the last read */
         struct source_counts counts; /* its checkpoint's cumulative counters */
+        uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */
         struct tail_keep *keep; /* what a read that yielded keeps (tail.h) */
         struct source_rec *hnext, *qnext;
 };

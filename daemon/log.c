@@ -43,16 +43,6 @@ void log_setup(enum log_target target, int max_level)
         log_target_active = target;
 }
 
-int log_max_level(void)
-{
-        return log_level;
-}
-
-int log_uses_journal(void)
-{
-        return log_target_active == LOG_TARGET_JOURNAL;
-}
-
 int log_target_parse(const char *s, enum log_target *ret)
 {
         if (strcmp(s, "auto") == 0)

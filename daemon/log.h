@@ -7,9 +7,7 @@
 enum log_target { LOG_TARGET_AUTO = 0, LOG_TARGET_CONSOLE, LOG_TARGET_JOURNAL };
 
 void log_setup(enum log_target target, int max_level);
-int log_max_level(void);
 int log_target_parse(const char *s, enum log_target *ret);
-int log_uses_journal(void);
 
 /* Logs one message; adapter/source may be NULL. err is a negative errno or 0
  * (appended as ": <strerror>"). Returns err, so `return log_errno(...)` works. */

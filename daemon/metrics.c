@@ -2,6 +2,7 @@
  * reports) and the ingest engine's per-harness counters; high-water marks
  * in the ledger meta; the textfile written through a temporary file and
  * rename() in the same directory. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "expo.h"
@@ -22,6 +26,7 @@
 #define TICK_USEC 1000000ULL  /* at most one write a second */
 #define HEALTH_TICKS 15       /* without commits, re-check health this often */
 #define BACKLOG_TICKS 10      /* while a backlog is read, write at most this often */
+#define RETRY_TICKS_MAX 60    /* a failing write is retried after 1, 2, 4 ... 60 ticks */
 #define HWM_META "metrics_hwm"
 #define NANO 1000000000ULL
 
@@ -42,8 +47,11 @@ struct metrics {
         unsigned ticks;         /* since the last render */
         char *last_written;
         int last_error;
+        unsigned retry_ticks;   /* while last_error: ticks until the next attempt */
         struct mark *marks; /* sorted by series */
         size_t n_marks, cap_marks;
+        struct mark *fresh; /* series seen for the first time, merged in once */
+        size_t n_fresh, cap_fresh;
         bool marks_dirty;
 };
 
@@ -104,7 +112,10 @@ static int raise_to_marks(struct metrics *m, struct expo *e)
         return 0;
 }
 
-/* A new maximum becomes the mark. */
+/* A new maximum becomes the mark. A series without a mark yet is put
+ * aside and merged in by merge_fresh: inserting each into the sorted array
+ * cost a move of the rest every time (31,775 models: 11 s of memmove per
+ * render). */
 static int note_mark(const char *series, int64_t *value, void *u)
 {
         struct metrics *m = u;
@@ -114,7 +125,56 @@ static int note_mark(const char *series, int64_t *value, void *u)
         if (k && k->value >= *value)
                 return 0;
         m->marks_dirty = true;
-        return mark_set(m, series, *value);
+        if (k) {
+                k->value = *value;
+                return 0;
+        }
+        if (m->n_fresh == m->cap_fresh) {
+                size_t ncap = m->cap_fresh ? m->cap_fresh * 2 : 64;
+                struct mark *nv = realloc(m->fresh, ncap * sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                m->fresh = nv;
+                m->cap_fresh = ncap;
+        }
+        char *dup = strdup(series);
+        if (!dup)
+                return -ENOMEM;
+        m->fresh[m->n_fresh++] = (struct mark){.series = dup, .value = *value};
+        return 0;
+}
+
+static int mark_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct mark *)a)->series, ((const struct mark *)b)->series);
+}
+
+/* The fresh marks (each series once: the exposition has no duplicates)
+ * sorted and merged into the marks in one pass. */
+static int merge_fresh(struct metrics *m)
+{
+        size_t n = m->n_marks + m->n_fresh, i = 0, j = 0, o = 0;
+        struct mark *v;
+
+        if (!m->n_fresh)
+                return 0;
+        v = malloc(n * sizeof(*v));
+        if (!v) {
+                for (size_t k = 0; k < m->n_fresh; k++)
+                        free(m->fresh[k].series);
+                m->n_fresh = 0;
+                return -ENOMEM;
+        }
+        qsort(m->fresh, m->n_fresh, sizeof(*m->fresh), mark_cmp);
+        while (i < m->n_marks || j < m->n_fresh)
+                v[o++] = j == m->n_fresh || (i < m->n_marks && mark_cmp(&m->marks[i], &m->fresh[j]) < 0)
+                                 ? m->marks[i++]
+                                 : m->fresh[j++];
+        free(m->marks);
+        m->marks = v;
+        m->n_marks = m->cap_marks = n;
+        m->n_fresh = 0;
+        return 0;
 }
 
 /* Meta value: one "series value\n" per line; the value follows the last
@@ -366,6 +426,11 @@ int metrics_text(struct metrics *m, char **ret_text)
                 r = raise_to_marks(m, e);
         if (r >= 0)
                 r = expo_foreach_counter(e, note_mark, m);
+        if (m->n_fresh) {
+                int k = merge_fresh(m);
+                if (r >= 0)
+                        r = k;
+        }
         if (r >= 0 && m->marks_dirty) {
                 int k = marks_save(m);
                 if (k < 0)
@@ -379,28 +444,103 @@ int metrics_text(struct metrics *m, char **ret_text)
 
 /* ---- the textfile ---------------------------------------------------------- */
 
+/* A temporary name of our own next to path: hidden and not *.prom, so
+ * node_exporter never reads a half-written file; random, so nobody can
+ * plant a FIFO, a link or a file under it in advance (a shared textfile
+ * directory: `install --metrics-dir`). */
+static int tmp_name(const char *path, char *buf, size_t cap)
+{
+        const char *slash = strrchr(path, '/');
+        uint64_t rnd;
+        int n;
+
+        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                rnd = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid() << 40;
+        }
+        if (slash)
+                n = snprintf(buf, cap, "%.*s/.%s.%016llx.tmp", (int)(slash - path), path, slash + 1,
+                             (unsigned long long)rnd);
+        else
+                n = snprintf(buf, cap, ".%s.%016llx.tmp", path, (unsigned long long)rnd);
+        return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* Creates a new regular file of ours: O_EXCL never opens (so never blocks
+ * on, follows or truncates) anything that is there already; a name taken
+ * is tried again under another. */
+static int create_tmp(const char *path, char *tmp, size_t cap, int *ret_fd)
+{
+        for (int attempt = 0; attempt < 16; attempt++) {
+                int r = tmp_name(path, tmp, cap);
+                if (r < 0)
+                        return r;
+                int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK |
+                                           O_NOCTTY | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        *ret_fd = fd;
+                        return 0;
+                }
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+/* Temporary files of ours left by a daemon killed while writing: regular
+ * files we own named .<name>.<16 hex>.tmp next to path. */
+static void remove_stale_tmps(const char *path)
+{
+        const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        char dir[PATH_MAX];
+        size_t blen = strlen(base);
+        struct dirent *e;
+        DIR *d;
+        int dfd;
+
+        if (slash)
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+        else
+                snprintf(dir, sizeof(dir), ".");
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+        if (dfd < 0 || !(d = fdopendir(dfd))) {
+                if (dfd >= 0)
+                        close(dfd);
+                return;
+        }
+        while ((e = readdir(d))) {
+                const char *n = e->d_name;
+                struct stat st;
+                size_t len = strlen(n);
+                bool hex = len == 1 + blen + 1 + 16 + 4;
+                for (size_t i = 0; hex && i < 16; i++)
+                        hex = strchr("0123456789abcdef", n[blen + 2 + i]) && n[blen + 2 + i];
+                if (!hex || n[0] != '.' || strncmp(n + 1, base, blen) != 0 || n[blen + 1] != '.' ||
+                    strcmp(n + len - 4, ".tmp") != 0)
+                        continue;
+                if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+                    st.st_uid == geteuid())
+                        (void)unlinkat(dfd, n, 0);
+        }
+        closedir(d);
+}
+
 static int write_file(const char *path, const char *text)
 {
         char tmp[PATH_MAX];
-        const char *slash = strrchr(path, '/');
         size_t len = strlen(text);
-        int fd, r = 0;
+        int fd = -1, r;
 
-        /* hidden and not *.prom: node_exporter never reads a half-written file */
-        if (slash)
-                r = snprintf(tmp, sizeof(tmp), "%.*s/.%s.tmp", (int)(slash - path), path, slash + 1);
-        else
-                r = snprintf(tmp, sizeof(tmp), ".%s.tmp", path);
-        if (r < 0 || (size_t)r >= sizeof(tmp))
-                return -ENAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        r = 0;
+        r = create_tmp(path, tmp, sizeof(tmp), &fd);
+        if (r < 0)
+                return r;
         for (size_t off = 0; off < len && r == 0;) {
                 ssize_t w = write(fd, text + off, len - off);
                 if (w < 0 && errno != EINTR)
-                        r = -errno;
+                        r = errno == EAGAIN ? -EIO : -errno; /* a regular file never says EAGAIN */
+                else if (w == 0)
+                        r = -EIO;
                 else if (w > 0)
                         off += (size_t)w;
         }
@@ -412,7 +552,7 @@ static int write_file(const char *path, const char *text)
         if (r == 0 && rename(tmp, path) < 0)
                 r = -errno;
         if (r < 0)
-                unlink(tmp);
+                unlink(tmp); /* our own file: created by us above */
         return r;
 }
 
@@ -436,12 +576,18 @@ int metrics_write(struct metrics *m)
                 if (r != m->last_error)
                         log_errno(LOG_WARNING, r, "cannot write the metrics file %s (retried)", m->path);
                 m->last_error = r;
+                /* rendering costs a report build: a write that keeps failing
+                 * (a full disk, a directory taken away) backs off */
+                m->retry_ticks = m->retry_ticks ? m->retry_ticks * 2 : 1;
+                if (m->retry_ticks > RETRY_TICKS_MAX)
+                        m->retry_ticks = RETRY_TICKS_MAX;
                 free(text);
                 return r;
         }
         if (m->last_error)
                 log_info("metrics file %s written again", m->path);
         m->last_error = 0;
+        m->retry_ticks = 0;
         free(m->last_written);
         m->last_written = text;
         return 0;
@@ -458,7 +604,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *u)
          * second would compete with it for the ledger */
         if (changed && ingest_pending(m->in) && m->ticks < BACKLOG_TICKS)
                 changed = false;
-        if (changed || m->ticks >= HEALTH_TICKS || m->last_error)
+        if (m->last_error ? m->ticks >= m->retry_ticks : changed || m->ticks >= HEALTH_TICKS)
                 (void)metrics_write(m);
         sd_event_source_set_time(s, usec + TICK_USEC);
         sd_event_source_set_enabled(s, SD_EVENT_ON);
@@ -499,6 +645,8 @@ int metrics_new(sd_event *ev, struct ingest *in, const struct metrics_config *cf
                 return -ENOMEM;
         }
         marks_load(m);
+        if (m->path)
+                remove_stale_tmps(m->path);
         if (ev && m->path) {
                 r = sd_event_add_time_relative(ev, &m->timer, CLOCK_MONOTONIC, TICK_USEC, 100000,
                                                on_tick, m);
@@ -519,13 +667,10 @@ struct metrics *metrics_free(struct metrics *m)
         for (size_t i = 0; i < m->n_marks; i++)
                 free(m->marks[i].series);
         free(m->marks);
+        free(m->fresh);
         free(m->path);
         free(m->last_written);
         free(m);
         return NULL;
 }
 
-const char *metrics_path(const struct metrics *m)
-{
-        return m->path;
-}

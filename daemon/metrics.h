@@ -32,5 +32,3 @@ int metrics_text(struct metrics *m, char **ret_text);
  * written (the timer calls it; start and stop too). */
 int metrics_write(struct metrics *m);
 
-/* The textfile path, or NULL. */
-const char *metrics_path(const struct metrics *m);

@@ -18,9 +18,11 @@
 #include "prices.h"
 #include "proto.h"
 #include "report.h"
+#include "team.h"
 #include "watch-roots.h"
 
 #define SYNC_USEC (1000000ULL) /* mdb_env_sync at most every second */
+#define RELOAD_GAP_USEC (1000000ULL) /* SIGHUP reloads at most every second */
 
 static void add_warning(struct daemon *d, const char *w)
 {
@@ -275,18 +277,50 @@ static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *
         return 0;
 }
 
-static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
+static int on_reload(sd_event_source *s, uint64_t usec, void *u)
 {
         struct daemon *d = u;
         (void)s;
-        (void)si;
-        sd_notify(0, "RELOADING=1");
+        (void)usec;
         log_info("reloading: re-running discovery and reconciling");
         if (d->prices && prices_reload(d->prices) > 0)
                 (void)prices_reprice(d->prices, d->ledger, NULL);
         pipeline_rescan(d);
         (void)budget_reload(d->budget);
+        team_reload(d->team);
+        sd_event_now(d->event, CLOCK_MONOTONIC, &d->last_reload_usec);
         sd_notify(0, "READY=1");
+        return 0;
+}
+
+/* A reload runs from the loop, at most once per RELOAD_GAP_USEC: SIGHUPs
+ * that come while one is waiting join it, so a storm of them costs one
+ * reload a second and answers are served in between. */
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
+{
+        struct daemon *d = u;
+        uint64_t now, at;
+        int enabled = SD_EVENT_OFF, r;
+        (void)s;
+        (void)si;
+        if (d->reload_timer && sd_event_source_get_enabled(d->reload_timer, &enabled) >= 0 &&
+            enabled != SD_EVENT_OFF)
+                return 0; /* one is coming: it reads everything anew */
+        sd_notify(0, "RELOADING=1");
+        sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+        at = d->last_reload_usec && d->last_reload_usec + RELOAD_GAP_USEC > now
+                     ? d->last_reload_usec + RELOAD_GAP_USEC
+                     : now;
+        if (!d->reload_timer) {
+                r = sd_event_add_time(d->event, &d->reload_timer, CLOCK_MONOTONIC, at, 1000, on_reload, d);
+                if (r < 0) {
+                        log_errno(LOG_WARNING, r, "cannot schedule the reload; reloading now");
+                        return on_reload(NULL, now, d);
+                }
+        } else {
+                sd_event_source_set_time(d->reload_timer, at);
+        }
+        sd_event_source_set_enabled(d->reload_timer, SD_EVENT_ONESHOT);
         return 0;
 }
 
@@ -353,4 +387,5 @@ void pipeline_remove_sources(struct daemon *d)
         d->sync_timer = sd_event_source_disable_unref(d->sync_timer);
         d->retry_timer = sd_event_source_disable_unref(d->retry_timer);
         d->reconcile_soon = sd_event_source_disable_unref(d->reconcile_soon);
+        d->reload_timer = sd_event_source_disable_unref(d->reload_timer);
 }

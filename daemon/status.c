@@ -349,6 +349,7 @@ static json_object *source_json(struct ingest *in, const struct source_rec *s)
         add(so, "size", json_object_new_int64((int64_t)(have ? cp.size : s->size)));
         add(so, "offset", json_object_new_int64((int64_t)(have ? cp.offset : 0)));
         add(so, "bytes_read", json_object_new_int64((int64_t)cp.bytes_read));
+        add(so, "decoded_bytes", json_object_new_int64((int64_t)s->decoded));
         add(so, "lines", json_object_new_int64((int64_t)cp.lines));
         add(so, "malformed", json_object_new_int64((int64_t)cp.malformed));
         add(so, "oversized", json_object_new_int64((int64_t)cp.oversized));

@@ -250,7 +250,6 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                 }
                 rd->len += k;
                 rd->read_since_commit += (uint64_t)k;
-                rd->read_call += (uint64_t)k;
 
                 char *p = rd->buf, *end = rd->buf + rd->len, *nl;
                 while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
@@ -717,11 +716,8 @@ decode_failed:
                         rd.cp.flags &= ~CP_F_UNREADABLE;
         }
 finish:
-        if (rd.z) {
-                /* decoding work beyond the bytes read as lines counts too */
-                uint64_t work = zstream_produced(rd.z) - produced0;
-                rd.out.decoded = work > rd.read_call ? work - rd.read_call : 0;
-        }
+        if (rd.z)
+                rd.out.decoded = zstream_produced(rd.z) - produced0; /* the decoder's work */
         tail_keep_free(k);
         keep_store(&rd, r, seek_pos);
         return reader_finish(&rd, ret_outcome, r);

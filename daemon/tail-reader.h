@@ -1,7 +1,7 @@
 /* What the three source readers (tail-lines.c, tail-document.c,
  * tail-table.c) share: one read of one source, its checkpoint and parse
  * state, the rows it collected, and the commit that writes rows and the new
- * checkpoint in one transaction (tail.c). Internal to tail. */
+ * checkpoint in one transaction (tail-reader.c). Internal to tail. */
 #pragma once
 
 #include <stdbool.h>
@@ -39,7 +39,6 @@ struct reader {
         size_t skip_win_len;
         uint64_t committed_off; /* cp.offset at the last commit */
         uint64_t read_since_commit;
-        uint64_t read_call;     /* bytes read as lines in this call */
         uint64_t lines_since, malformed_since, oversized_since;
         bool dirty;             /* something to commit even without rows */
         bool at_end;            /* read_lines reached the end of the source */

@@ -87,7 +87,9 @@ struct tail_outcome {
         uint64_t offset; /* the position committed (lines: bytes consumed) */
         uint64_t verified; /* consumed bytes read again to check them (they count
                             * against the caller's slice like bytes read) */
-        uint64_t decoded;  /* decoded bytes of a compressed source (likewise) */
+        uint64_t decoded;  /* a compressed source: the bytes its decoder produced in
+                            * this call (to reach the offset, and the lines read);
+                            * they count against the slice like bytes read */
         bool have_counts;  /* counts is the checkpoint as stored (or as found,
                             * when nothing needed writing) */
         struct source_counts counts;

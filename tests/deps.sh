@@ -1,9 +1,24 @@
 #!/bin/sh
 # Installs the Debian packages agentmeterd builds and tests with, when missing.
 # Silent when everything is there; needs root (or sudo) otherwise.
-pkgs="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev lmdb-utils libzstd-dev \
-libxxhash-dev libsqlite3-dev sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus time \
-libncurses-dev tmux python3-dbus python3-gi prometheus prometheus-node-exporter curl"
+#   tests/deps.sh        everything make check needs (the build, the package
+#                        and the tests)
+#   tests/deps.sh deb    what make deb needs: the build and the packaging tools
+#   tests/deps.sh fuzz   make check's, and clang with its libFuzzer runtime (make fuzz)
+build="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev libzstd-dev libxxhash-dev \
+libsqlite3-dev libncurses-dev libpq-dev"
+deb="debhelper dpkg-dev lintian"
+# chromium renders the HTML report and poppler-utils its print (tests/system/html.t);
+# zsh, fish and bash-completion check the completion scripts (tests/system/completion.t);
+# postgresql-15 is the team ledger's server in tests/system/team*.t
+test="lmdb-utils sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus time tmux python3-dbus \
+python3-gi prometheus prometheus-node-exporter curl chromium fonts-dejavu-core poppler-utils zsh fish bash-completion \
+postgresql-15 postgresql-client-15"
+case ${1:-} in
+deb) pkgs="$build $deb" ;;
+fuzz) pkgs="$build $deb $test clang libclang-rt-dev" ;;
+*) pkgs="$build $deb $test" ;;
+esac
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs every libFuzzer target of BUILD for SECONDS each (make fuzz), with a
-# corpus seeded from fixtures/ and the kept regressions, and prints, per
-# target, its executions and CPU time. Usage: run.sh BUILD SECONDS TARGET...
+# corpus seeded from fixtures/, the target's seeds and the kept
+# regressions, and prints, per target, its executions and CPU time. Usage: run.sh BUILD SECONDS TARGET...
 set -u
 cd "$(dirname "$0")/../.."
 build=$1 secs=$2; shift 2
@@ -11,6 +11,7 @@ for t in "$@"; do
 	corpus=$build/corpus/$t
 	mkdir -p "$corpus"
 	seeds=(fixtures)
+	[ -d "tests/fuzz/seeds/$t" ] && seeds+=("tests/fuzz/seeds/$t")
 	[ -d "tests/fuzz/regressions/$t" ] && seeds+=("tests/fuzz/regressions/$t")
 	log=$build/fuzz-$t.log
 	start=$(awk '{print $14+$15}' /proc/$$/stat)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Copies this checkout (tracked and untracked-but-not-ignored files, as they
-# are in the work tree) and a build's two binaries into DEST/src, so tests can
+# are in the work tree), a build's two binaries and its test helpers into DEST/src, so tests can
 # prove they pass from a checkout whose parents another user cannot enter.
 # Usage: tests/lib/private-checkout.sh SRCDIR BUILDDIR DEST   (prints DEST/src)
 set -euo pipefail
@@ -18,4 +18,5 @@ else
 fi
 # the binaries under test, not a rebuild: the point is where the tree lives
 cp -p "$build/agentmeterd" "$build/agentmeterctl" "$out/build/"
+[ -d "$build/tools" ] && cp -rp "$build/tools" "$out/build/" # test helpers (tests/lib/*.c)
 echo "$out"

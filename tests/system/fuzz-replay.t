@@ -1,7 +1,8 @@
 #!/bin/bash
-# Replays every fuzz target once over its seeds (the fixtures, the kept
-# regressions, and hand-made hostile inputs written here): nothing crashes
-# or trips the sanitizers. `make fuzz` does the long runs.
+# Replays every fuzz target once over its seeds (the fixtures, the target's
+# seeds in tests/fuzz/seeds/, the kept regressions, and hand-made hostile
+# inputs written here): nothing crashes or trips the sanitizers. `make
+# fuzz` does the long runs.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 new_env
 ls "$AM_BUILD"/fuzz/replay-* >/dev/null 2>&1 || skip_all "no replay binaries in $AM_BUILD/fuzz"
@@ -28,6 +29,7 @@ PY
 for bin in "$AM_BUILD"/fuzz/replay-*; do
 	t=${bin##*/replay-}
 	seeds=("$AM_SRCDIR/fixtures" "$H")
+	[ -d "$AM_SRCDIR/tests/fuzz/seeds/$t" ] && seeds+=("$AM_SRCDIR/tests/fuzz/seeds/$t")
 	[ -d "$AM_SRCDIR/tests/fuzz/regressions/$t" ] && seeds+=("$AM_SRCDIR/tests/fuzz/regressions/$t")
 	out=$("$bin" "${seeds[@]}" 2>&1)
 	rc=$?

@@ -37,15 +37,24 @@ kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null
 # rename (OpenClaw-style archive): nothing new, nothing re-read
 read_before=$("$C" status --json | jq '[.harnesses[] | select(.id=="pi") | .bytes_read] | add')
 mv "$S/--home-u-a--/a.jsonl" "$S/--home-u-a--/b.jsonl"
-sleep 0.5
+# the daemon has seen the rename: the new name carries the checkpoint
+# (offset at its end, the rows it counted) and the log says it moved
+size_b=$(stat -c %s "$S/--home-u-a--/b.jsonl")
+moved() { "$C" sources --json | jq -e --arg p "$S/--home-u-a--/b.jsonl" --argjson n "$size_b" \
+	'.sources[] | select(.path == $p and .offset == $n and .rows_added > 0)' >/dev/null; }
+check "the renamed file took its checkpoint along" wait_until 10 moved
+check "... as the log says" grep -q "b.jsonl: renamed from .*a.jsonl: checkpoint kept" "$T/daemon.log"
 expect "$all" "a rename changes nothing"
 "$C" rescan >/dev/null; sleep 0.5
 read_after=$("$C" status --json | jq '[.harnesses[] | select(.id=="pi") | .bytes_read] | add')
 is "$read_after" "$read_before" "a rename re-reads no bytes"
 
-# delete: the ledger keeps what it saw
+# delete: the ledger keeps what it saw (once the daemon has seen the delete)
 rm "$S/--home-u-a--/b.jsonl"
-sleep 0.3
+"$C" rescan >/dev/null
+check "the daemon saw the delete" wait_until 10 grep -q "b.jsonl: source is gone; its rows stay in the ledger" "$T/daemon.log"
+known_b() { "$C" sources --json | jq -e --arg p "$S/--home-u-a--/b.jsonl" '.sources[] | select(.path == $p)' >/dev/null; }
+check "... and dropped it from its table" wait_until 10 holds '! known_b'
 expect "$all" "a delete keeps the rows"
 
 # truncate and write new content in place

@@ -59,7 +59,7 @@ build_db() {
 		done
 		echo "COMMIT;"
 	} >"$w/load.sql"
-	sqlite3 "$db" <"$w/load.sql" >/dev/null
+	sqlite3 -cmd ".timeout 5000" "$db" <"$w/load.sql" >/dev/null # a writer waits for a reader, as OpenClaw does
 }
 
 # ---- JSONL era ------------------------------------------------------------

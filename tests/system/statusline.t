@@ -49,8 +49,14 @@ is "$(echo '{}' | "$C" statusline --harness 'p\x1bi' --json | jq -r .fallback)" 
 is "$(printf '%s' "$input" | "$C" statusline --harness pi --format '[{model}] {today} {limit_7d} {nope}')" \
 	"[Opus 4.5] \$$(printf '%.2f' "$want_cost") 41% (resets in $(printf '%s' "$input" | "$C" statusline --format '{limit_7d}' | sed 's/.*resets in //; s/)$//')) {nope}" \
 	"--format: named fields, unknown ones left as written"
-check "control characters from the input never reach the terminal" sh -c \
-	"printf '{\"model\":{\"display_name\":\"A\\\\u001b[2JB\"}}' | '$C' statusline | grep -q '^A?\[2JB |'"
+# what Claude Code hands on from a model or a directory name: ESC, a CSI in
+# C1 (U+009B), a right-to-left override (U+202E), invalid UTF-8
+printf '{"model":{"display_name":"A\\u001b[2JB\\u009b1mC"},"cwd":"/w/\\u202egpj.exe","workspace":{"project_dir":"/p\xff\xc3("}}' >"$T/hostile.json"
+is "$("$C" statusline --harness pi --format '{model}|{cwd}|{project}' <"$T/hostile.json")" \
+	'A\x1b[2JB\xc2\x9b1mC|/w/\xe2\x80\xaegpj.exe|/p\xff\xc3(' \
+	"controls (C0 and C1), bidi overrides and invalid UTF-8 from the input are escaped"
+is "$(kill -STOP "$DPID"; "$C" statusline <"$T/hostile.json"; kill -CONT "$DPID")" \
+	'A\x1b[2JB\xc2\x9b1mC | agentmeter: agentmeterd is busy' "... in the fallback line too"
 
 # not JSON, nothing, a pipe that never closes: the fallback, at once
 is "$(echo 'this is not json' | "$C" statusline)" "agentmeter: status input is not JSON" "stdin not JSON: the fallback line"
@@ -63,6 +69,31 @@ kill -STOP "$DPID"
 out=$(printf '%s' "$input" | timeout 3 "$C" statusline; echo "rc=$?")
 kill -CONT "$DPID"
 is "$out" "$(printf 'Opus 4.5 | agentmeter: agentmeterd is busy\nrc=0')" "a frozen daemon: the fallback line within the bound"
+# ... whose queue of connections is full as well: connect(2) itself waits
+kill -STOP "$DPID"
+python3 - "$XDG_RUNTIME_DIR/agentmeterd/control.sock" >"$T/held" <<'PY' &
+import socket, sys, time
+held = []
+while len(held) < 1000:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    try:
+        s.connect(sys.argv[1])
+    except BlockingIOError:
+        print("full", len(held), flush=True)  # the listener's queue takes no more
+        break
+    held.append(s)
+time.sleep(60)
+PY
+FILLPID=$!
+check "the frozen daemon's queue of connections is full" wait_until 5 grep -q '^full' "$T/held"
+t0=$(date +%s%N)
+out=$(printf '%s' "$input" | timeout 10 "$C" statusline; echo "rc=$?")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill "$FILLPID"; wait "$FILLPID" 2>/dev/null
+kill -CONT "$DPID"
+is "$out" "$(printf 'Opus 4.5 | agentmeter: agentmeterd is busy\nrc=0')" "a frozen daemon with a full queue: the fallback line"
+check "... within 2 s, connect included (took $ms ms)" test "$ms" -lt 2000
 stop_daemon
 out=$(printf '%s' "$input" | timeout 3 "$C" statusline; echo "rc=$?")
 is "$out" "$(printf 'Opus 4.5 | agentmeter: agentmeterd is not running\nrc=0')" "no daemon: the fallback line"

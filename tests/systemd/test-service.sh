@@ -330,5 +330,8 @@ out=$(AS "$CTL" uninstall 2>&1); rc=$?
 check "uninstall after the second cycle exits 0 and leaves no unit behind" \
 	"[ $rc -eq 0 ] && left=\$(find '$UNITS' -name 'agentmeterd*' 2>/dev/null); echo \"\$left\"; [ -z \"\$left\" ]"
 
+# ---- the Debian package (issue 26)
+. "$(dirname "${BASH_SOURCE[0]}")/test-package.sh"
+
 echo "1..$n"
 exit $(( fail > 0 ? 1 : 0 ))

@@ -1,5 +1,9 @@
 /* budgets.conf parsing: amounts, units, scopes, levels, the command, bad
- * lines reported with their number and skipped, periods and matching. */
+ * lines reported with their number and skipped (an amount too long to
+ * hold refused, not cut into another), periods and matching, and the one
+ * percent status, the journal and the command show. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +57,36 @@ int main(void)
         is_str(c.errors[1], "line 2: the amount has two different units", "two units");
         ok(strncmp(c.errors[2], "line 3: a rule starts with daily", 32) == 0, "unknown period");
         ok(strstr(c.errors[5], "unknown option") != NULL, "unknown option: %s", c.errors[5]);
+
+        /* an amount longer than the parser holds is refused, not cut: cut to
+         * 63 bytes "000...0010000" was read as $1 (the cut dropped "0000") */
+        char longline[512], zeros[128];
+        memset(zeros, '0', 62);
+        zeros[62] = 0;
+        snprintf(longline, sizeof(longline), "daily $5\ndaily %s10000 usd name=long\n"
+                 "daily $%s10000 name=long2\nweekly %s2M tokens name=long3\n", zeros, zeros, zeros);
+        parse(longline);
+        is_int(c.n_rules, 1, "long amounts: only the short rule is kept");
+        is_int(c.rules[0].limit, 5000000000LL, "... $5");
+        is_int(c.n_errors, 3, "... each long amount is an error");
+        is_str(c.errors[0], "line 2: the amount is too long (at most 63 characters)", "... with its line");
+        is_str(c.errors[1], "line 3: the amount is too long (at most 63 characters)", "... after a $ too");
+        is_str(c.errors[2], "line 4: the amount is too long (at most 63 characters)", "... and for tokens");
+        memset(zeros, '0', 58);
+        zeros[58] = 0;
+        snprintf(longline, sizeof(longline), "daily %s10000 usd\n", zeros);
+        parse(longline);
+        is_int(c.n_rules == 1 ? c.rules[0].limit : -1, 10000000000000LL, "63 characters still fit: $10000");
+
+        /* the percent: tenths, floored (never rounded up past a level not crossed), capped */
+        is_int(budget_percent_tenths(850000000, 1000000000), 850, "85.0%");
+        is_int(budget_percent_tenths(999600000, 1000000000), 999, "99.96% is 99.9%, not 100.0%");
+        is_int(budget_percent_tenths(1000000000, 1000000000), 1000, "100.0%");
+        is_int(budget_percent_tenths(0, 1000000000), 0, "nothing spent");
+        is_int(budget_percent_tenths(-5, 1000000000), 0, "a negative spend is 0");
+        is_int(budget_percent_tenths(850000000, 1), (int64_t)BUDGET_PERCENT_MAX * 10, "capped");
+        is_int(budget_percent_tenths(INT64_MAX, 1), (int64_t)BUDGET_PERCENT_MAX * 10, "no overflow");
+        is_int(budget_percent_tenths(1, 3), 333, "one third: 33.3%");
 
         /* a bigger file than the error list still counts every error */
         char *big = malloc(20 * 8 + 1);

@@ -181,6 +181,13 @@ static void cleanup(struct fixture *fx)
                 printf("# could not remove %s\n", fx->root);
 }
 
+/* The package owns exactly this path. */
+static const char *package_owns;
+static bool owned_by_package(const char *path)
+{
+        return package_owns && strcmp(package_owns, path) == 0;
+}
+
 static void test_install_files(void)
 {
         const char *const env[] = { "PI_CODING_AGENT_DIR", "/custom/pi", NULL };
@@ -202,9 +209,29 @@ static void test_install_files(void)
         text = slurp(fx.dropin, NULL);
         ok(text && strstr(text, "Environment=\"PI_CODING_AGENT_DIR=/custom/pi\""),
            "drop-in records PI_CODING_AGENT_DIR");
+        ok(text && !strstr(text, "PrivateNetwork"), "no team.conf: the sandbox keeps its network off");
         free(text);
         struct stat st;
         ok(stat(fx.unit, &st) == 0 && (st.st_mode & 07777) == 0644, "unit mode 0644");
+        {
+                char team[PATH_MAX];
+                if (snprintf(path, sizeof(path), "%s/agentmeterd", fx.cfg) >= (int)sizeof(path) ||
+                    snprintf(team, sizeof(team), "%s/team.conf", path) >= (int)sizeof(team))
+                        exit(99);
+                mkdir(path, 0700);
+                FILE *tf = fopen(team, "w");
+                if (tf) {
+                        fputs("url = host=db dbname=team\n", tf);
+                        fclose(tf);
+                }
+                is_int(install_files(&c, &res), 0, "install with a team.conf");
+                text = slurp(fx.dropin, NULL);
+                ok(text && strstr(text, "\nPrivateNetwork=no\n") &&
+                   strstr(text, "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"),
+                   "a team.conf: the drop-in gives the daemon the network");
+                free(text);
+                unlink(team);
+        }
 
         is_int(install_files(&c, &res), 0, "install again");
         is_int(res.unit_action, INSTALL_UNIT_UNCHANGED, "same binary: unit unchanged");
@@ -245,6 +272,31 @@ static void test_install_files(void)
         is_int(res.unit_action, INSTALL_UNIT_PACKAGED, "packaged unit used");
         is_str(res.unit_path, path, "its path reported");
         ok(!exists(fx.unit) && install_has_marker(fx.dropin), "no unit written, drop-in written");
+        ok(!res.from_package, "without dpkg's word it is not the package's");
+
+        /* the Debian package's unit (dpkg-query says whose it is) */
+        c.from_package = owned_by_package;
+        package_owns = path;
+        is_int(install_files(&c, &res), 0, "install with the package's unit");
+        ok(res.unit_action == INSTALL_UNIT_PACKAGED && res.from_package, "reported as the package's");
+        ok(!exists(fx.unit) && install_has_marker(fx.dropin) && !res.removed[0],
+           "only the drop-in written");
+        /* a unit an earlier (clone) install wrote would hide the package's: it goes */
+        char *ours = NULL;
+        is_int(install_unit_text("/opt/x/agentmeterd", &ours), 0, "a clone install's unit text");
+        write_file(fx.unit, ours);
+        free(ours);
+        ok(install_has_marker(fx.unit), "a clone install's unit (marked) in the config home");
+        is_int(install_files(&c, &res), 0, "install again once the package is there");
+        ok(res.from_package && !exists(fx.unit), "the earlier install's unit is removed");
+        is_str(res.removed, fx.unit, "and named");
+        is_str(res.unit_path, path, "the package's unit serves");
+        /* someone else's unit there is still refused */
+        write_file(fx.unit, "[Service]\nExecStart=/usr/bin/true\n");
+        is_int(install_files(&c, &res), -EEXIST, "a foreign unit in the config home is still refused");
+        ok(exists(fx.unit), "and left alone");
+        unlink(fx.unit);
+        c.from_package = NULL;
         unlink(path);
         is_int(install_files(&c, &res), -ENOENT, "no unit anywhere and no binary: -ENOENT");
         cleanup(&fx);

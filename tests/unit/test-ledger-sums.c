@@ -6,6 +6,7 @@
  * models and projects, duplicates, and more keys in a batch than the
  * in-memory table holds. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,11 @@ static void make_rows(void)
                 r->time_ms = 1796000000000LL + (int64_t)((base * 7 + (base != i ? -(int)(seed % 3) : 0)) % 90) * 60000;
                 r->input = 100 + (uint64_t)i;
                 r->output = 10 + (uint64_t)(seed % 7);
-                r->total = r->input + r->output;
+                r->reasoning = (uint64_t)(seed % 5); /* a subset of output */
+                r->cache_read = 1000 + (uint64_t)(seed % 997);
+                r->cache_write = 50 + (uint64_t)(i % 13);
+                r->cache_write_1h = (uint64_t)(i % 3 ? 0 : 20 + i % 7); /* part of cache_write */
+                r->total = r->input + r->output + r->cache_read + r->cache_write;
                 r->cost_source = i % 4 ? COST_VENDOR : COST_NONE;
                 r->cost_nano = 1000 * (int64_t)i;
                 r->n_calls = 0;
@@ -98,6 +103,69 @@ static int session_fn(const struct session_entry *e, void *u)
         return 0;
 }
 
+/* Every token field and the cost: of the stored rows (the truth after
+ * merges), and of the rollups and sessions built from them. */
+struct fields {
+        uint64_t input, output, cache_read, cache_write, cache_write_1h, reasoning, total;
+        int64_t cost_nano;
+};
+
+static int row_fields(const struct usage_row *r, void *u)
+{
+        struct fields *f = u;
+        f->input += r->input;
+        f->output += r->output;
+        f->cache_read += r->cache_read;
+        f->cache_write += r->cache_write;
+        f->cache_write_1h += r->cache_write_1h;
+        f->reasoning += r->reasoning;
+        f->total += r->total;
+        if (r->cost_source != COST_NONE)
+                f->cost_nano += r->cost_nano;
+        return 0;
+}
+
+static void sums_fields(const struct usage_sums *s, struct fields *f)
+{
+        f->input += s->input;
+        f->output += s->output;
+        f->cache_read += s->cache_read;
+        f->cache_write += s->cache_write;
+        f->cache_write_1h += s->cache_write_1h;
+        f->reasoning += s->reasoning;
+        f->total += s->total;
+        f->cost_nano += s->cost_nano;
+}
+
+/* through usage_sums_add, as every report entry sums its rollups */
+static int rollup_fields(const struct rollup_entry *e, void *u)
+{
+        usage_sums_add(u, &e->sums);
+        return 0;
+}
+
+static int session_fields(const struct session_entry *e, void *u)
+{
+        usage_sums_add(u, &e->sums);
+        return 0;
+}
+
+static bool fields_eq(const struct fields *a, const struct fields *b, const char *what)
+{
+        bool eq = memcmp(a, b, sizeof(*a)) == 0;
+        if (!eq)
+                printf("# %s: input %llu/%llu output %llu/%llu cache_read %llu/%llu cache_write %llu/%llu "
+                       "1h %llu/%llu reasoning %llu/%llu total %llu/%llu cost %lld/%lld\n", what,
+                       (unsigned long long)a->input, (unsigned long long)b->input, (unsigned long long)a->output,
+                       (unsigned long long)b->output, (unsigned long long)a->cache_read,
+                       (unsigned long long)b->cache_read, (unsigned long long)a->cache_write,
+                       (unsigned long long)b->cache_write, (unsigned long long)a->cache_write_1h,
+                       (unsigned long long)b->cache_write_1h, (unsigned long long)a->reasoning,
+                       (unsigned long long)b->reasoning, (unsigned long long)a->total,
+                       (unsigned long long)b->total, (long long)a->cost_nano, (long long)b->cost_nano);
+        return eq;
+}
+
 int main(void)
 {
         char da[300], db[300], cmd[700];
@@ -124,6 +192,18 @@ int main(void)
            sa.len / sizeof(struct session_entry));
         ok(sa.len == sb.len && memcmp(sa.buf, sb.buf, sa.len) == 0,
            "every session identical: sums, first, last, model, project");
+        {
+                struct fields fr = { 0 }, fro = { 0 }, fs = { 0 };
+                struct usage_sums sro = { 0 }, ss = { 0 };
+                ledger_foreach_row(a, row_fields, &fr);
+                ledger_foreach_rollup(a, INT64_MIN, INT64_MAX, rollup_fields, &sro);
+                ledger_foreach_session(a, session_fields, &ss);
+                sums_fields(&sro, &fro);
+                sums_fields(&ss, &fs);
+                ok(fr.cache_read && fr.cache_write_1h && fr.reasoning, "rows carry every token field");
+                ok(fields_eq(&fr, &fro, "rollups"), "the rollups sum every field of the rows (cache, 1h, reasoning)");
+                ok(fields_eq(&fr, &fs, "sessions"), "the sessions sum every field of the rows");
+        }
         int sr = ledger_get_stats(a, &st);
         ok(sr == 0 && st.rows > 0 && st.rows < N_ROWS, "upserts and copies merged (%llu rows)",
            sr == 0 ? (unsigned long long)st.rows : 0ULL);

@@ -219,7 +219,7 @@ static void test_pi_mono(const char *samples)
 }
 
 /* OpenClaw 2026.9 keeps the same entries in SQLite; the dump of its
- * transcript_events table, fed through pi_parse_entry with the OpenClaw
+ * transcript_events table, each event's text fed through pi_parse_line with the OpenClaw
  * flavor, one parse state per session (what the SQLite reader will do). */
 static void test_openclaw_events(const char *samples)
 {
@@ -261,7 +261,10 @@ static void test_openclaw_events(const char *samples)
                                         memset(&sess[k].ps, 0, sizeof(sess[k].ps));
                                         nsess++;
                                 }
-                                if (k < nsess && pi_parse_entry(&oc, NULL, &sess[k].ps, ev, &b) != PARSE_OK)
+                                size_t tlen = 0;
+                                const char *text = json_object_to_json_string_length(
+                                        ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &tlen);
+                                if (k < nsess && (!text || pi_parse_line(&oc, NULL, &sess[k].ps, text, tlen, &b) != PARSE_OK))
                                         bad++;
                                 add_rows(&t, &b);
                                 row_batch_free(&b);

@@ -523,22 +523,6 @@ static void test_openclaw_flavor(void)
         is_int(b.n, 1, "pi flavor: no synthetic skipping");
         row_batch_clear(&b);
 
-        /* pi_parse_entry on parsed objects (the SQLite reader's path) */
-        ps = (struct parse_state){ 0 };
-        struct json_object *h = json_tokener_parse(HDR3);
-        struct json_object *a = json_tokener_parse(asst("fakeoai", "fake-gpt", 1796009373760LL, "chatcmpl-1",
-                                                        "{\"input\":15131,\"output\":32,\"cacheRead\":0,\"cacheWrite\":64,"
-                                                        "\"reasoningTokens\":0,\"totalTokens\":15227,\"cost\":{\"total\":0.030678}}",
-                                                        NULL));
-        struct json_object *n = json_object_new_int(5);
-        is_int(pi_parse_entry(&FL_OC, NULL, &ps, h, &b), PARSE_OK, "pi_parse_entry: header");
-        is_int(pi_parse_entry(&FL_OC, NULL, &ps, a, &b), PARSE_OK, "pi_parse_entry: assistant");
-        ok(b.n == 1 && b.rows[0].total == 15227 && b.rows[0].cost_nano == 30678000 && b.rows[0].source_hash == 0,
-           "pi_parse_entry row (NULL ctx)");
-        is_int(pi_parse_entry(&FL_OC, NULL, &ps, n, &b), PARSE_MALFORMED, "pi_parse_entry: non-object");
-        json_object_put(h);
-        json_object_put(a);
-        json_object_put(n);
         row_batch_free(&b);
 }
 

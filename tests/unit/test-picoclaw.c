@@ -552,8 +552,7 @@ static void test_models(void)
         A->free_config(cfg);
         map_alias(NULL, "llama3", prov, model);
         ok(!strcmp(prov, "") && !strcmp(model, "llama3"), "no config: model = alias");
-        A->free_config(NULL);
-        ok(1, "free_config(NULL) is fine");
+        A->free_config(NULL); /* NULL-safe: a crash here fails the test program */
         rm_rf(tmp);
         free(tmp);
 }

@@ -10,6 +10,7 @@
 #include "pricing.h"
 #include "tap.h"
 #include "testutil.h"
+#include "timefmt.h"
 
 #define M 1000000ull
 #define DAY_MS (86400000LL)
@@ -80,18 +81,26 @@ static void test_builtin(void)
                 {"gemini-2.5-flash", 300000000, 2500000000, 30000000},
                 {"gemini-3-pro-preview", 2000000000, 12000000000, 200000000},
                 {"gemini-3.1-pro-preview", 2000000000, 12000000000, 200000000},
+                {"gemini-2.5-flash-lite", 100000000, 400000000, 10000000},
+                {"gemini-3-flash-preview", 500000000, 3000000000, 50000000},
+                {"gemini-3.1-flash-lite", 250000000, 1500000000, 25000000},
+                {"gemini-3.5-flash", 1500000000, 9000000000, 150000000},
+                {"gemini-3.5-flash-lite", 300000000, 2500000000, 30000000},
                 {"deepseek-chat", 140000000, 280000000, 2800000},
                 {"deepseek-reasoner", 140000000, 280000000, 2800000},
+                {"qwen3-coder-plus", 1000000000, 5000000000, 200000000},
+                {"qwen3-coder-flash", 300000000, 1500000000, 60000000},
+                {"qwen3-max", 1200000000, 6000000000, 240000000},
         };
         int bad = 0;
 
         is_str(T->checked, "2026-12-01", "built-in table is dated");
         is_str(T->label, "table-2026-12-01", "its price source label");
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-                /* 100K tokens: under every long-context threshold */
-                int64_t a = 10 * cost(want[i].id, "", M / 10, 0, 0, 0, 0),
-                        b = 10 * cost(want[i].id, "", 0, M / 10, 0, 0, 0),
-                        c = 10 * cost(want[i].id, "", 0, 0, M / 10, 0, 0);
+                /* 10K tokens: under every long-context threshold and size tier */
+                int64_t a = 100 * cost(want[i].id, "", M / 100, 0, 0, 0, 0),
+                        b = 100 * cost(want[i].id, "", 0, M / 100, 0, 0, 0),
+                        c = 100 * cost(want[i].id, "", 0, 0, M / 100, 0, 0);
                 if (a != want[i].in || b != want[i].out || c != want[i].cr) {
                         bad++;
                         printf("# %s: in %lld out %lld cache read %lld\n", want[i].id, (long long)a,
@@ -222,7 +231,9 @@ static void test_normalise(void)
         is_int(cost("claude-opus-4-6x", "", 1, 0, 0, 0, 0), -ENOENT, "-4-6x is not -4-6");
         is_int(cost("gpt-5.4-pro", "", 1, 0, 0, 0, 0), -ENOENT, "gpt-5.4-pro is not gpt-5.4");
         is_int(cost("gpt-5-nano", "", 1, 0, 0, 0, 0), -ENOENT, "gpt-5-nano is not gpt-5");
-        is_int(cost("gemini-2.5-flash-lite", "", 1, 0, 0, 0, 0), -ENOENT, "flash-lite is not flash");
+        is_int(cost("gemini-2.5-flash-lite", "", 1, 0, 0, 0, 0), 100, "flash-lite is its own model, not flash");
+        is_int(cost("gemini-2.5-flash-lite-preview-09-2025", "", 1, 0, 0, 0, 0), -ENOENT,
+               "a flash-lite preview is not flash-lite");
         is_int(cost("deepseek/deepseek-chat:free", "", 1, 0, 0, 0, 0), -ENOENT, "a router's :free variant is unknown");
         is_str(norm(""), "(error)", "empty id rejected");
 }
@@ -342,6 +353,63 @@ static void test_dates_and_parse(void)
         }
 }
 
+/* Size tiers (Qwen): the tier is chosen by one request's prompt (input +
+ * cache read + cache write; more than the edge), and every token of that
+ * request, output too, is billed at it; an override names its tier. */
+static void test_tiers(void)
+{
+        static const char text[] =
+                "checked 2026-01-02\n"
+                "price m-t vendor=v in=1 out=5 cache_read=0.2 source=s\n"
+                "price m-t vendor=v prompt_above=32000 in=2 out=10 cache_read=0.4 source=s\n"
+                "price m-t vendor=v prompt_above=128000 in=3 out=15 cache_read=0.6 source=s\n";
+        struct price_table t = {0}, *saved = T;
+        char err[256];
+        unsigned line = 0;
+
+        is_int(cost("qwen3-coder-plus", "", 20000, 100, 12000, 0, 0), 20000 * 1000LL + 100 * 5000LL + 12000 * 200LL,
+               "qwen3-coder-plus at exactly 32000 prompt tokens: the base tier");
+        is_int(cost("qwen3-coder-plus", "", 20001, 100, 12000, 0, 0), 20001 * 1800LL + 100 * 9000LL + 12000 * 360LL,
+               "at 32001: the whole request, output too, at the 32K-128K tier");
+        is_int(cost("qwen3-coder-plus", "", 4000, 10, 124001, 0, 0), 4000 * 3000LL + 10 * 15000LL + 124001 * 600LL,
+               "cached tokens count toward the tier (128001: the 128K-256K tier)");
+        is_int(cost("qwen3-coder-plus", "", 204809, 47, 614400, 0, 0),
+               204809 * 6000LL + 47 * 60000LL + 614400 * 1200LL, "819,209 prompt tokens: the 256K-1M tier");
+        is_int(cost("qwen3-max", "", 300000, 10, 0, 0, 0), 300000 * 3000LL + 10 * 15000LL,
+               "qwen3-max above its last edge: the highest tier it has");
+        is_int(cost("qwen3-coder-flash", "", 40000, 0, 0, 0, 0), 40000 * 500LL, "qwen3-coder-flash 32K-128K");
+
+        is_int(price_table_parse(&t, text, strlen(text), false, &line, err, sizeof(err)), 0, "a tiered table parses");
+        T = &t;
+        is_int(cost("m-t", "", 32000, 0, 0, 0, 0), 32000 * 1000LL, "tier edges: 32000 is the base");
+        is_int(cost("m-t", "", 32001, 0, 0, 0, 0), 32001 * 2000LL, "32001 the second tier");
+        is_int(cost("m-t", "", 128001, 1, 0, 0, 0), 128001 * 3000LL + 15000, "128001 the third");
+        static const char ovr[] = "price m-t prompt_above=32000 in=1.5\nprice m-t out=4\n";
+        is_int(price_table_parse(&t, ovr, strlen(ovr), true, &line, err, sizeof(err)), 0, "an override of one tier");
+        is_int(cost("m-t", "", 40000, 10, 0, 0, 0), 40000 * 1500LL + 10 * 10000LL,
+               "the named tier changed, its other figures kept");
+        is_int(cost("m-t", "", 1000, 10, 0, 0, 0), 1000 * 1000LL + 10 * 4000LL,
+               "an override without prompt_above= changes the base tier only");
+        is_int(cost("m-t", "", 200000, 10, 0, 0, 0), 200000 * 3000LL + 10 * 15000LL, "... not the others");
+        T = saved;
+        free(t.entries);
+        free(t.mults);
+
+        static const struct { const char *text; const char *why; } bad[] = {
+                {"checked 2026-01-02\nprice x vendor=v prompt_above=0 in=1 out=2 source=s\n", "prompt_above=0"},
+                {"checked 2026-01-02\nprice x vendor=v prompt_above=lots in=1 out=2 source=s\n", "not a number"},
+                {"checked 2026-01-02\nprice x vendor=v prompt_above=5 in=1 out=2 source=s\n"
+                 "price x vendor=v prompt_above=5 in=1 out=2 source=s\n", "the same tier twice"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                struct price_table b = {0};
+                int r = price_table_parse(&b, bad[i].text, strlen(bad[i].text), false, &line, err, sizeof(err));
+                ok(r == -EINVAL && err[0], "%s: refused (%s)", bad[i].why, err);
+                free(b.entries);
+                free(b.mults);
+        }
+}
+
 static void test_override(void)
 {
         char *dir = tap_tmpdir(), path[4096];
@@ -410,6 +478,75 @@ static void test_override(void)
         t = price_table_free(t);
 }
 
+/* Override lines apply in file order: an undated line changes the entries
+ * of its model made before it (the built-in one, dated ones), not those
+ * made after; a dated line after an undated one starts from nothing. */
+static void test_override_order(void)
+{
+        char *dir = tap_tmpdir(), path[4096];
+        struct price_table *t = NULL;
+        int64_t mar = 1772323200000LL, jul = mar + 122 * DAY_MS, nov = mar + 245 * DAY_MS;
+
+        pj(path, dir, "prices.conf");
+        write_file(path, "price claude-sonnet-4-5 in=4 from=2026-06-01\n"
+                         "price claude-sonnet-4-5 out=20\n"
+                         "price my-new in=1 out=2\n"
+                         "price my-new in=7 out=8 from=2026-06-01\n"
+                         "price my-new out=9\n"
+                         "price claude-sonnet-4-5 in=6 out=1 from=2026-10-01\n");
+        is_int(price_table_load(path, &t), 0, "an ordered override loads");
+        ok(t->override_loaded, "... and applies (%s)", t->override_error);
+        is_int(cost_in(t, "claude-sonnet-4-5", "", mar, 1000, 1000), 1000 * 3000LL + 1000 * 20000LL,
+               "the built-in entry takes the later undated out=20, keeps in=3");
+        is_int(cost_in(t, "claude-sonnet-4-5", "", jul, 1000, 1000), 1000 * 4000LL + 1000 * 20000LL,
+               "a dated entry made before an undated line takes it too");
+        is_int(cost_in(t, "claude-sonnet-4-5", "", nov, 1000, 1000), 1000 * 6000LL + 1000 * 1000LL,
+               "a dated entry made after it does not");
+        is_int(cost_in(t, "my-new", "", mar, 1000, 1000), 1000 * 1000LL + 1000 * 9000LL,
+               "a new model's undated entry takes a later undated line");
+        is_int(cost_in(t, "my-new", "", jul, 1000, 1000), 1000 * 7000LL + 1000 * 9000LL,
+               "... and so does its dated one");
+        t = price_table_free(t);
+        write_file(path, "price claude-sonnet-4-5 out=20\nprice claude-sonnet-4-5 in=5 from=2026-09-01\n");
+        price_table_load(path, &t);
+        ok(strstr(t->override_error, "line 2") && strstr(t->override_error, "needs in= and out="),
+           "a dated line after an undated one has no built-in base: %s", t->override_error);
+        t = price_table_free(t);
+}
+
+/* A big override (a generated catalogue: 31,775 models fill the 1 MiB
+ * bound) loads in linear time: it took 6.4 s before, each load blocking
+ * the daemon's loop; the bound here is generous. */
+static void test_large_override(void)
+{
+        char *dir = tap_tmpdir(), path[4096], name[64];
+        const size_t n = 31775;
+        struct price_table *t = NULL;
+        size_t cap = n * 40, len = 0;
+        char *text = malloc(cap);
+
+        for (size_t i = 0; i < n; i++)
+                len += (size_t)snprintf(text + len, cap - len, "price vendor-m%05zu in=1 out=%zu\n", i, 1 + i % 7);
+        pj(path, dir, "prices.conf");
+        write_file(path, text);
+        free(text);
+        ok(len <= 1024 * 1024, "the override is %zu bytes (under the 1 MiB bound)", len);
+        int64_t t0 = timefmt_mono_ms();
+        is_int(price_table_load(path, &t), 0, "a 31,775-entry override loads");
+        int64_t ms = timefmt_mono_ms() - t0;
+        ok(ms < 2000, "... in linear time: %lld ms (before: quadratic, 6.4 s)", (long long)ms);
+        ok(t->override_loaded && t->override_entries == n, "... every entry applied (%u)", t->override_entries);
+        bool all = true;
+        for (size_t i = 0; i < n; i += 997) {
+                snprintf(name, sizeof(name), "vendor-m%05zu", i);
+                all &= cost_in(t, name, "", T_2026, 1000, 1000) == 1000 * 1000LL + 1000 * 1000LL * (int64_t)(1 + i % 7);
+        }
+        ok(all, "... and each prices its own model (through the lookup index)");
+        is_int(cost_in(t, "claude-sonnet-4-5", "", T_2026, 1000, 0), 1000 * 3000LL, "built-in models still price");
+        is_int(cost_in(t, "vendor-m99999", "", T_2026, 1000, 0), -ENOENT, "a model in neither is unknown");
+        t = price_table_free(t);
+}
+
 int main(void)
 {
         int r = price_table_load(NULL, &T);
@@ -428,7 +565,10 @@ int main(void)
         test_normalise();
         test_apply();
         test_dates_and_parse();
+        test_tiers();
         test_override();
+        test_override_order();
+        test_large_override();
         T = price_table_free(T);
         return tap_done();
 }

@@ -1,6 +1,7 @@
 /* Unit tests for the status line: the bounded stdin read (JSON, garbage,
  * an open pipe, too much), the request it builds, named fields, money and
- * limits formatting, control characters stripped, the fallback line. */
+ * limits formatting, text from the input escaped as every terminal output
+ * is (C0 and C1 controls, bidi overrides, invalid UTF-8), the fallback. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -78,14 +79,14 @@ int main(void)
                 "\"today\":{\"cost_usd\":12.5,\"cost_source\":\"mixed\"},"
                 "\"block\":{\"active\":true,\"cost_usd\":3.0,\"burn_usd_per_hour\":1.5,\"remaining_s\":7260}}");
         char *s = line(NULL, o, ans, NULL);
-        is_str(s, "Op?us | session $1.23 | today ~$12.50 | block $3.00 ($1.50/h, 2h 01m left) | 5h 12%\n",
+        is_str(s, "Op\\x1bus | session $1.23 | today ~$12.50 | block $3.00 ($1.50/h, 2h 01m left) | 5h 12%\n",
                "default line: money to the cent, ~ for computed, time left, the 5h limit");
         free(s);
         s = line("{cwd} {limit_7d} {x}", o, ans, NULL);
-        is_str(s, "/w?x \xe2\x80\x94 {x}\n", "cwd cleaned, an unknown limit is a dash, unknown field kept");
+        is_str(s, "/w\\x0ax \xe2\x80\x94 {x}\n", "cwd escaped, an unknown limit is a dash, unknown field kept");
         free(s);
         s = line(NULL, o, NULL, "agentmeterd is not running");
-        is_str(s, "Op?us | agentmeter: agentmeterd is not running\n", "fallback with the model");
+        is_str(s, "Op\\x1bus | agentmeter: agentmeterd is not running\n", "fallback with the model");
         free(s);
         s = line(NULL, NULL, NULL, "status input is not JSON");
         is_str(s, "agentmeter: status input is not JSON\n", "fallback without input");
@@ -95,6 +96,31 @@ int main(void)
         is_str(s, "\xe2\x80\x94 \xe2\x80\x94\n", "an ended block and an unknown session are dashes");
         free(s);
         json_object_put(inactive);
+
+        /* what Claude Code hands on from a project's name or a model's: a CSI
+         * (C1, U+009B), a right-to-left override (U+202E), invalid UTF-8 */
+        const char *hostile = "{\"model\":{\"display_name\":\"A\\u009b2JB\\u202eC\xff\"},"
+                              "\"cwd\":\"/w/\\u202egpj.exe\",\"workspace\":{\"project_dir\":\"/p\xc3(\\u2066\"}}";
+        json_object *h = json_tokener_parse(hostile);
+        ok(h != NULL, "hostile input parses");
+        s = line("{model}|{cwd}|{project}", h, ans, NULL);
+        is_str(s, "A\\xc2\\x9b2JB\\xe2\\x80\\xaeC\\xff|/w/\\xe2\\x80\\xaegpj.exe|/p\\xc3(\\xe2\\x81\\xa6\n",
+               "C1, bidi overrides and isolates, invalid UTF-8: escaped in model, cwd and project");
+        free(s);
+        s = line(NULL, h, NULL, "agentmeterd is busy");
+        is_str(s, "A\\xc2\\x9b2JB\\xe2\\x80\\xaeC\\xff | agentmeter: agentmeterd is busy\n",
+               "... and in the fallback line");
+        free(s);
+        json_object_put(h);
+        /* the model is cut at 40 bytes of output: on a character boundary, never in an escape */
+        h = json_tokener_parse("{\"model\":{\"display_name\":\"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+                               "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9x\\u009b\"}}");
+        s = line("{model}", h, ans, NULL);
+        is_str(s, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9x\n",
+               "a long model is cut at 40 bytes, whole characters, no half escape");
+        free(s);
+        json_object_put(h);
         json_object_put(ans);
         json_object_put(o);
         return tap_done();

@@ -65,6 +65,18 @@ static int run(const char *path, bool zstd, uint64_t budget, struct tail_outcome
         return tail_source(&t, &ctx, CLASS_LINES, out);
 }
 
+/* As the daemon reads: the source's kept state carried from call to call. */
+static int run_kept(const char *path, uint64_t budget, struct tail_keep **keep, struct tail_outcome *out)
+{
+        struct tail_ctx t = { .ledger = L, .limits = TAIL_LIMITS_DEFAULT, .keep = keep };
+        struct source_ctx ctx = { .adapter = &zpi, .path = path };
+
+        t.limits.budget_bytes = budget;
+        stat(path, &ctx.st);
+        ctx.source_hash = hash64(path, strlen(path));
+        return tail_source(&t, &ctx, CLASS_LINES, out);
+}
+
 static uint64_t rows(void)
 {
         struct ledger_stats st;
@@ -108,6 +120,51 @@ int main(void)
         is_int(offset_of(z), len, "offset = decoded length");
         is_int(run(z, true, 64 << 20, &out), TAIL_DONE, "again");
         is_int(rows(), 12000, "nothing new");
+
+        /* the same stream under another name, read in the same slices with
+         * the decoder kept between them: it is decoded once (before, every
+         * slice decoded again from byte 0 to its offset: quadratic) */
+        {
+                char k1[PATH_MAX], k2[PATH_MAX];
+                struct tail_keep *keep = NULL;
+                uint64_t extra_kept = 0, extra_fresh = 0; /* bytes decoded */
+                int n_kept = 0, n_fresh = 0;
+                pj(k1, tmp, "k1.jsonl.zst");
+                pj(k2, tmp, "k2.jsonl.zst");
+                write_zst(k1, text, len);
+                write_zst(k2, text, len);
+                do {
+                        r = run_kept(k1, 64 << 10, &keep, &out);
+                        extra_kept += out.decoded;
+                        n_kept++;
+                } while (r == TAIL_MORE && n_kept < 1000);
+                ok(r == TAIL_DONE && keep == NULL, "kept decoder: read to the end, nothing kept after");
+                do {
+                        r = run(k2, true, 64 << 10, &out);
+                        extra_fresh += out.decoded;
+                        n_fresh++;
+                } while (r == TAIL_MORE && n_fresh < 1000);
+                printf("# bytes decoded for a %zu-byte stream: %llu with the decoder kept (%d slices), "
+                       "%llu with a new decoder each slice (%d)\n", len, (unsigned long long)extra_kept, n_kept,
+                       (unsigned long long)extra_fresh, n_fresh);
+                ok(n_kept > 10 && extra_kept < len + len / 8, "  decoded once: %llu bytes for %zu",
+                   (unsigned long long)extra_kept, len);
+                ok(offset_of(k1) == len && offset_of(k2) == len, "  both to the end");
+                /* a restart half-way: the decoder comes to the offset in slices too */
+                pj(k1, tmp, "k3.jsonl.zst");
+                write_zst(k1, text, len);
+                r = run_kept(k1, len / 2, &keep, &out);
+                tail_keep_free(keep);
+                keep = NULL;
+                uint64_t half = offset_of(k1);
+                int slices = 0;
+                do {
+                        r = run_kept(k1, 64 << 10, &keep, &out);
+                        slices++;
+                } while (r == TAIL_MORE && slices < 1000);
+                ok(half > 0 && half < len && r == TAIL_DONE && slices > 3 && offset_of(k1) == len,
+                   "  after a restart at %llu, on in %d slices to the end", (unsigned long long)half, slices);
+        }
 
         /* resume: decompressed to a plain file (new inode) and appended */
         more = session_text(0, 12010, &n2);

@@ -31,6 +31,7 @@ extern const struct adapter adapter_openclaw;
 extern const struct adapter adapter_picoclaw;
 extern const struct adapter adapter_claude;
 extern const struct adapter adapter_codex;
+extern const struct adapter adapter_cline;
 
 /* ---- paths --------------------------------------------------------------------- */
 

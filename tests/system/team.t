@@ -1,0 +1,191 @@
+#!/bin/bash
+# The team ledger against a real PostgreSQL (Debian's postgresql-15, started
+# here: initdb into the test's directory, Unix socket only, as an
+# unprivileged user): two daemons (two homes, machines alpha and beta,
+# users alice and bob) with overlapping corpora (the same Claude Code
+# session in both) push into one database; every team report equals the
+# same report over one local ledger that ingested the union, the shared
+# session once. Then: the server stopped while both meter (the rows arrive
+# after), a daemon killed -9 between the server's commit and its own (it
+# sends nothing again), the server restarted in the middle of a batch.
+# The failure cases (team-errors.t) and no team.conf (team-off.t) are apart.
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+. "$(dirname "$(readlink -f "$0")")/lib-pg.sh"
+pg_have || skip_all "no PostgreSQL 15 server binaries ($PGBIN; Debian: postgresql-15)"
+command -v jq >/dev/null || skip_all "no jq"
+new_env
+trap 'pg_cleanup; cleanup_team' EXIT
+HOLD=$AM_BUILD/tools/lib/lmdb_hold
+pg_init || { echo "1..0 # SKIP postgres would not start"; exit 0; }
+use_test_user
+. "$(dirname "$(readlink -f "$0")")/lib-team.sh"
+
+SHARED=11111111-1111-4111-8111-111111111111
+# homes: alpha has Claude Code and pi, beta Claude Code and Codex, U all three
+mk_home A alpha alice
+mk_home B beta bob
+mk_home U
+for h in A B U; do cp -r "$FIX/claude/config" "$T/$h/home/.claude"; done
+for h in A U; do mkdir -p "$T/$h/home/.pi"; cp -r "$FIX/pi/agent" "$T/$h/home/.pi/agent"; done
+for h in B U; do cp -r "$FIX/codex/home" "$T/$h/home/.codex"; done
+fix_owner
+
+out=$(team_init A 2>&1); rc=$?
+is "$rc" 0 "team init creates the schema"
+sed 's/^/# /' <<<"$out"
+check "team init says which version it made" grep -q "schema version 1 created" <<<"$out"
+out=$(team_init A 2>&1)
+check "team init again: up to date, nothing changed" grep -q "version 1 .*is up to date" <<<"$out"
+is "$(pg_q 'SELECT count(*) FROM agentmeter.schema_info')" 1 "one schema version row"
+
+start_d A && start_d B
+ok $? "both daemons start"
+check "alpha: everything sent" wait_until 30 holds 'drained A'
+check "beta: everything sent" wait_until 30 holds 'drained B'
+is "$(tstat A state)" connected "status: alpha connected"
+is "$(tstat A machine)/$(tstat B machine)" alpha/beta "status: the machines' names"
+ok "$([ "$(tstat A rows_sent)" -gt 0 ] && echo 0 || echo 1)" "status: alpha counts rows sent ($(tstat A rows_sent))"
+check "status text: the team line" grep -q "^team          connected to .* as machine alpha, user alice: backlog 0" \
+	<<<"$(ctl A status)"
+union_once
+
+# the same report from the team server and from the union's ledger
+for kind in daily weekly monthly session model tool project blocks; do
+	is "$(team_rep A "$kind")" "$(union_rep "$kind")" "team $kind report equals the union ledger's"
+done
+is "$(team_rep A daily --breakdown model)" "$(union_rep daily --breakdown model)" "daily --breakdown model equals"
+is "$(team_rep A daily --cost vendor)" "$(union_rep daily --cost vendor)" "daily --cost vendor equals"
+is "$(team_rep A session --cost vendor)" "$(union_rep session --cost vendor)" "session --cost vendor equals"
+is "$(team_rep A daily --harness claude)" "$(union_rep daily --harness claude)" "daily --harness claude equals"
+is "$(team_rep A daily --since 2026-11-30 --until 2026-11-30)" "$(union_rep daily --since 2026-11-30 --until 2026-11-30)" \
+	"a date range equals"
+want=$(jq ".sessions[\"$SHARED\"].rows" "$FIX/claude/expected.json")
+is "$(ctl A report session --team --json | jq "[.rows[] | select(.session == \"$SHARED\") | .events] | add")" \
+	"$want" "the shared session counted once ($want calls)"
+is "$(pg_q "SELECT count(*) FROM agentmeter.usage WHERE harness = 'claude'")" \
+	"$(jq .all.rows "$FIX/claude/expected.json")" "the shared calls are one row each on the server"
+is "$(pg_q "SELECT count(DISTINCT origin) FROM agentmeter.usage WHERE harness = 'claude'")" 1 \
+	"each shared row has one origin: the machine that sent it first"
+
+# by machine and by user, and their filters
+bym=$(ctl A report daily --team --by machine --json)
+is "$(jq -c '[.rows[].machine] | unique' <<<"$bym")" '["alpha","beta"]' "--by machine: both machines"
+is "$(jq '[.rows[].events] | add' <<<"$bym")" "$(jq .totals.events <<<"$bym")" "--by machine: the rows sum to the totals"
+is "$(jq -r .by <<<"$bym")" machine "--by machine: the report says so"
+byu=$(ctl A report model --team --by user --json)
+is "$(jq -c '[.rows[].user] | unique' <<<"$byu")" '["alice","bob"]' "--by user: both users"
+ea=$(ctl A report daily --team --machine alpha --json | jq .totals.events)
+eb=$(ctl A report daily --team --machine beta --json | jq .totals.events)
+is "$((ea + eb))" "$(jq .totals.events <<<"$bym")" "--machine alpha + --machine beta = all ($ea + $eb)"
+is "$(ctl A report daily --team --user bob --json | jq .totals.events)" "$eb" "--user bob = beta's"
+is "$(ctl A report daily --team --machine alpha,beta --json | jq .totals.events)" "$((ea + eb))" "--machine a,b: both"
+check "table: the machine column" grep -q "^date  *machine" <<<"$(ctl A report daily --team --by machine)"
+check "csv: the machine column" grep -q "^date,machine," <<<"$(ctl A report daily --team --by machine --csv)"
+check "tool table with --by user" grep -q "user" <<<"$(ctl A report tool --team --by user)"
+check "--by without --team is refused" holds '! ctl A report daily --by machine >/dev/null 2>&1'
+check "view daily answers" holds '[ "$(pg_q "SELECT count(*) FROM agentmeter.daily")" -gt 0 ]'
+is "$(pg_q "SELECT sum(events) FROM agentmeter.by_machine")" "$(jq .totals.events <<<"$bym")" "view by_machine: all events"
+
+# ---- the server stopped while both meter -----------------------------------
+logA=$(wc -l <"$T/A.log")
+pg_stop
+before=$(local_events A)
+beforeB=$(local_events B)
+new_call A msg_T1 40
+new_call B msg_T1 40 # the same call on both machines
+new_call B msg_T2 7
+new_call U msg_T1 40
+new_call U msg_T2 7
+check "server down: alpha meters its new call" wait_until 20 holds "[ \"\$(local_events A)\" = $((before + 1)) ]"
+check "server down: beta meters both" wait_until 20 holds "[ \"\$(local_events B)\" = $((beforeB + 2)) ]"
+check "server down: status says retrying, with the error" wait_until 20 holds '[ "$(tstat A state)" = retrying ] && [ -n "$(tstat A last_error)" ]'
+diag "alpha: $(tstat A last_error)"
+check "server down: the new rows wait in the backlog" holds '[ "$(tstat A backlog)" -gt 0 ]'
+pg_start
+check "server back: alpha sends its backlog" wait_until 60 holds 'drained A'
+check "server back: beta sends its backlog" wait_until 60 holds 'drained B'
+union_once
+is "$(team_rep A daily)" "$(union_rep daily)" "after the outage: the team daily report equals the union's"
+is "$(team_rep B session)" "$(union_rep session)" "after the outage: the session report too"
+outage=$(tail -n +$((logA + 1)) "$T/A.log" | grep "team ledger")
+diag "alpha's log during the outage:"; sed 's/^/#   /' <<<"$outage"
+n_fail=$(grep -c "warning: team ledger" <<<"$outage")
+ok "$([ "$n_fail" -ge 1 ] && [ "$n_fail" -le 2 ] && echo 0 || echo 1)" \
+	"journal: the outage logged once per state (the close, the refused connect), not per retry ($n_fail)"
+check "journal: the reconnection logged" grep -q "team ledger .*: connected" <<<"$outage"
+
+# ---- killed -9 between the server's commit and the ledger's -----------------
+sent0=$(pg_q "SELECT rows_received || '/' || batches FROM agentmeter.meters WHERE machine = 'alpha'")
+acked0=$(pg_q "SELECT acked_seq FROM agentmeter.meters WHERE machine = 'alpha'")
+pg_stop
+new_call A msg_K1 11
+new_call A msg_K2 12
+new_call U msg_K1 11
+new_call U msg_K2 12
+check "kill: alpha metered the calls" wait_until 20 holds '[ "$(tstat A backlog)" -ge 2 ]'
+# the ledger quiet (no write for a second): the next write is the batch's acknowledgement
+txn_id() { mdb_stat -n -e "$T/A/state/agentmeterd/ledger.mdb" | sed -n 's/.*Last transaction ID: //p'; }
+quiet() { local a; a=$(txn_id); sleep 1; [ "$a" = "$(txn_id)" ]; }
+check "kill: alpha's ledger is quiet" wait_until 20 quiet
+"$HOLD" "$T/A/state/agentmeterd/ledger.mdb" >"$T/hold.out" 2>&1 &
+HPID=$!
+check "kill: the ledger's writer lock is held" wait_until 10 grep -q held "$T/hold.out"
+pg_start
+check "kill: the server committed alpha's batch" wait_until 60 holds \
+	"[ \"\$(pg_q \"SELECT acked_seq FROM agentmeter.meters WHERE machine = 'alpha'\")\" -gt $acked0 ]"
+sent1=$(pg_q "SELECT rows_received || '/' || batches FROM agentmeter.meters WHERE machine = 'alpha'")
+kill -KILL "${DPIDS[A]}"; wait "${DPIDS[A]}" 2>/dev/null
+kill -TERM "$HPID"; wait "$HPID"
+diag "alpha's rows/batches on the server: $sent0 before, $sent1 after the commit"
+start_d A
+check "kill: alpha back, its backlog empty (moved to the server's cursor)" wait_until 30 holds 'drained A'
+sleep 1
+is "$(pg_q "SELECT rows_received || '/' || batches FROM agentmeter.meters WHERE machine = 'alpha'")" "$sent1" \
+	"kill: nothing sent again after the restart"
+is "$(tstat A rows_sent)" 0 "kill: the restarted daemon sent no row"
+union_once
+is "$(team_rep A daily)" "$(union_rep daily)" "kill: the team report equals the union's"
+
+# ---- the server restarted in the middle of a batch ----------------------------
+# a session holds a lock on the rows table, so beta's batch waits inside its
+# transaction after the COPY; the server restarts under it
+psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(120)" \
+	>/dev/null 2>&1 &
+LPID=$!
+check "mid-batch: the lock is taken" wait_until 10 holds \
+	"[ \"\$(pg_q \"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'usage' AND l.mode = 'ShareLock' AND l.granted\")\" = 1 ]"
+new_call B msg_M1 21
+new_call B msg_M2 22
+new_call U msg_M1 21
+new_call U msg_M2 22
+check "mid-batch: beta's batch waits on the lock, inside its transaction" wait_until 30 holds \
+	"[ \"\$(pg_q \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'agentmeterd' AND wait_event_type = 'Lock'\")\" = 1 ]"
+pg_stop fast
+wait "$LPID" 2>/dev/null
+pg_start
+kill -HUP "${DPIDS[B]}"
+check "mid-batch: beta sends again after the restart" wait_until 60 holds 'drained B'
+union_once
+is "$(team_rep B daily)" "$(union_rep daily)" "mid-batch: the team report equals the union's"
+is "$(pg_q "SELECT count(*) FROM agentmeter.usage")" "$(union_rep daily | jq .totals.events)" \
+	"mid-batch: every row on the server once"
+
+# ---- a reprice is sent again: a lower price replaces the stored costs ----
+cost0=$(team_rep A daily --harness claude | jq .totals.cost_usd)
+for h in A B U; do
+	printf 'price claude-sonnet-4-5 in=0.5 out=1 cache_read=0.05 cw5m=0.5 cw1h=1\n' >"$T/$h/config/agentmeterd/prices.conf"
+done
+fix_owner
+ctl A reprice >/dev/null && ctl B reprice >/dev/null
+ok $? "reprice on both machines"
+union_once # repriced as it starts: the table changed
+check "reprice: alpha sends the repriced rows" wait_until 30 holds 'drained A'
+check "reprice: beta too" wait_until 30 holds 'drained B'
+cost1=$(team_rep A daily --harness claude | jq .totals.cost_usd)
+check "reprice: the team's claude cost went down ($cost0 -> $cost1)" holds "python3 -c 'import sys; sys.exit(not $cost1 < $cost0)'"
+is "$(team_rep A daily)" "$(union_rep daily)" "reprice: the team report equals the repriced union's"
+is "$(team_rep A session)" "$(union_rep session)" "reprice: sessions too"
+
+check "alpha stops cleanly (exit 0; under ASan: no leak)" stop_d A
+check "beta stops cleanly" stop_d B
+done_testing
