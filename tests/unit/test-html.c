@@ -216,7 +216,7 @@ static void test_complete(void)
         c = CANDS("report", "--harness", "");
         ok(c && strstr(c, "pi\t") && strstr(c, "claude\t"), "--harness: adapter ids from the registry");
         free(c);
-        c = CANDS("report", "--harness=pi,cl");
+        c = CANDS("report", "--harness=pi,cla");
         is_str(c, "--harness=pi,claude\tClaude Code\n", "--harness=LIST: the last element, the rest kept");
         free(c);
         c = CANDS("report", "--session", "s-");
