@@ -10,6 +10,7 @@
 #include "adapt-util.h"
 #include "binio.h"
 #include "copilot_lines.h"
+#include "pricing.h"
 #include "jscan.h"
 
 #define TOOLS_MAX ROW_CALLS_MAX
@@ -307,6 +308,17 @@ static int usage_record(const struct source_ctx *ctx, struct parse_state *ps, co
                 jscan_span_set(row->model, sizeof(row->model), &u->model);
         else
                 ROW_SET(row->model, ps->model);
+        /* Copilot names models as routers do (claude-sonnet-4.5): the row
+         * carries the canonical id the price table and the other harnesses
+         * use (claude-sonnet-4-5), Copilot's own name as its alias */
+        {
+                char canon[ROW_MODEL_MAX], region[ROW_MODEL_MAX];
+                if (price_normalise_id(row->model, canon, sizeof(canon), region, sizeof(region)) == 0 &&
+                    strcmp(canon, row->model) != 0) {
+                        ROW_SET(row->model_alias, row->model);
+                        row_set_str(row->model, sizeof(row->model), canon, strlen(canon));
+                }
+        }
         tools_of(row, u);
         r = key_of(e, row->model, in, outp, cr, cw, &row->key);
         if (r < 0) {

@@ -28,12 +28,12 @@ if [ -d "$RG/session-state" ]; then
 	is "$(jq -c '.totals | [.events, .input_tokens, .output_tokens, .reasoning_tokens, .cache_read_tokens, .cache_write_tokens]' <<<"$r")" \
 		"[14,96833,557,55,72896,320]" "realgen: 14 calls, input 96,833, output 557 (55 reasoning), cache read 72,896, cache write 320"
 	is "$(jq -c '[.rows[] | select(.harness=="copilot") | [.model, .events]] | sort' <<<"$r")" \
-		'[["claude-sonnet-4.5",3],["gpt-4.1",9],["gpt-5-mini",2]]' "realgen: gpt-4.1 9, claude-sonnet-4.5 3, gpt-5-mini 2"
-	# list prices: gpt-4.1 $0.152150, claude-sonnet-4.5 as claude-sonnet-4-5 $0.062393, gpt-5-mini $0.004279
+		'[["claude-sonnet-4-5",3],["gpt-4.1",9],["gpt-5-mini",2]]' "realgen: gpt-4.1 9, claude-sonnet-4-5 3, gpt-5-mini 2"
+	# list prices: gpt-4.1 $0.152150, claude-sonnet-4-5 (Copilot's claude-sonnet-4.5) $0.062393, gpt-5-mini $0.004279
 	is "$(jq -c '[.totals.cost_usd, .totals.cost_source, .totals.unpriced_events]' <<<"$r")" '[0.218822,"computed",0]' \
 		"realgen: every call priced at list, \$0.218822"
 	is "$(jq -c '[.rows[] | [.model, .cost_usd]] | sort' <<<"$r")" \
-		'[["claude-sonnet-4.5",0.062393],["gpt-4.1",0.15215],["gpt-5-mini",0.004279]]' "realgen: per model at list"
+		'[["claude-sonnet-4-5",0.062393],["gpt-4.1",0.15215],["gpt-5-mini",0.004279]]' "realgen: per model at list"
 	is "$(jq -r '.totals.tool_calls' <<<"$r")" 7 "realgen: the seven tool calls of the records' toolCounts"
 	is "$("$C" report session --json 2>/dev/null | jq -c '[.rows[] | select(.harness=="copilot")] | length')" 5 \
 		"realgen: five sessions with calls (the failed one has none)"

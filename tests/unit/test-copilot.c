@@ -296,8 +296,9 @@ static void test_rows(void)
                  "\"agentId\":\"sub\",\"id\":\"e\",\"timestamp\":\"2026-11-30T10:00:01Z\"}");
         one(l, &b);
         ok(b.n == 1 && b.rows[0].reasoning == 50, "reasoning is bounded by output");
-        ok(b.n == 1 && strcmp(b.rows[0].provider, "anthropic") == 0 && strcmp(b.rows[0].model, "claude-sonnet-4.5") == 0,
-           "provider and the model as Copilot wrote it");
+        ok(b.n == 1 && strcmp(b.rows[0].provider, "anthropic") == 0 && strcmp(b.rows[0].model, "claude-sonnet-4-5") == 0 &&
+                   strcmp(b.rows[0].model_alias, "claude-sonnet-4.5") == 0,
+           "provider; the model's canonical id, Copilot's name as its alias");
         ok(b.n == 1 && (b.rows[0].flags & ROW_F_SIDECHAIN), "agentId: a sub-agent call");
         ok(b.n == 1 && b.rows[0].n_calls == 3 && strcmp(b.rows[0].calls[0].name, "bash") == 0 &&
                    strcmp(b.rows[0].calls[1].name, "bash") == 0 && strcmp(b.rows[0].calls[2].name, "view") == 0 &&
@@ -375,11 +376,11 @@ static void test_realgen(const char *samples)
         is_int(t.malformed + t.not_source, 0, "realgen: nothing malformed, every file a source");
         for (size_t i = 0; i < all.n; i++) {
                 n_gpt41 += strcmp(all.rows[i].model, "gpt-4.1") == 0;
-                n_claude += strcmp(all.rows[i].model, "claude-sonnet-4.5") == 0;
+                n_claude += strcmp(all.rows[i].model, "claude-sonnet-4-5") == 0;
                 n_mini += strcmp(all.rows[i].model, "gpt-5-mini") == 0;
                 n_side += (all.rows[i].flags & ROW_F_SIDECHAIN) != 0;
         }
-        ok(n_gpt41 == 9 && n_claude == 3 && n_mini == 2, "realgen: gpt-4.1 9, claude-sonnet-4.5 3, gpt-5-mini 2");
+        ok(n_gpt41 == 9 && n_claude == 3 && n_mini == 2, "realgen: gpt-4.1 9, claude-sonnet-4-5 3, gpt-5-mini 2");
         is_int(n_side, 2, "realgen: the two sub-agent calls are flagged");
 
         /* every answered call of the server's log, call by call */
