@@ -75,7 +75,8 @@ int ledger_limits_put(struct ledger *l, MDB_txn *txn, const char *scope,
 int ledger_outbox_open(struct ledger *l, MDB_txn *txn);
 int ledger_outbox_note(struct ledger *l, MDB_txn *txn, enum outbox_type type,
                        const struct row_key *key, unsigned flags);
-/* An activity value (ledger-rows.c). */
+/* An activity value (ledger-values.c): -ENOBUFS / -EBADMSG. */
+int ledger_activity_encode(const struct activity_entry *e, uint8_t *buf, size_t cap, size_t *ret_len);
 int ledger_activity_decode(const MDB_val *v, struct activity_entry *ret_entry);
 
 typedef int (*ledger_entry_fn)(const MDB_val *k, const MDB_val *v, void *ctx);

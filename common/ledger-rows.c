@@ -30,19 +30,18 @@ static int put_calls(struct ledger *l, MDB_txn *txn, const struct usage_row *in,
         for (uint32_t i = 0; i < n; i++) {
                 const struct tool_call *c = &in->calls[i];
                 uint8_t vb[64 + ROW_TOOL_MAX + CALL_NAME_MAX];
-                struct bw w = {.p = vb, .cap = sizeof(vb)};
+                struct activity_entry e = {.usage_key = m->key, .time_ms = m->time_ms,
+                                           .index = grow ? have : i};
                 struct row_key ck;
-                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = ck.b}, v;
+                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = ck.b}, v = {.mv_data = vb};
                 int rc;
 
                 row_call_key(&m->key, i, c->id, &ck);
-                bw_u8(&w, VALUE_VERSION);
-                bw_bytes(&w, m->key.b, ROW_KEY_SIZE);
-                bw_u64(&w, (uint64_t)m->time_ms);
-                bw_u32(&w, grow ? have : i);
-                bw_str(&w, m->tool, sizeof(m->tool));
-                bw_str(&w, c->name, sizeof(c->name));
-                v = (MDB_val){.mv_size = w.len, .mv_data = vb};
+                memcpy(e.tool, m->tool, sizeof(e.tool));
+                memcpy(e.name, c->name, sizeof(e.name));
+                rc = ledger_activity_encode(&e, vb, sizeof(vb), &v.mv_size);
+                if (rc < 0)
+                        return rc;
                 rc = mdb_put(txn, l->dbi[DB_ACTIVITY], &k, &v, MDB_NOOVERWRITE);
                 if (rc == MDB_KEYEXIST)
                         continue;
@@ -295,24 +294,6 @@ struct activity_scan {
         int (*cb)(const struct activity_entry *e, void *u);
         void *u;
 };
-
-int ledger_activity_decode(const MDB_val *v, struct activity_entry *e)
-{
-        struct br r = {.p = v->mv_data, .len = v->mv_size};
-        const uint8_t *key;
-
-        memset(e, 0, sizeof(*e));
-        if (br_u8(&r) != VALUE_VERSION)
-                return -EBADMSG;
-        key = br_take(&r, ROW_KEY_SIZE);
-        if (key)
-                memcpy(e->usage_key.b, key, ROW_KEY_SIZE);
-        e->time_ms = (int64_t)br_u64(&r);
-        e->index = br_u32(&r);
-        br_str(&r, e->tool, sizeof(e->tool));
-        br_str(&r, e->name, sizeof(e->name));
-        return r.bad || r.pos != r.len ? -EBADMSG : 0;
-}
 
 static int activity_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
 {

@@ -151,15 +151,6 @@ struct run {
         struct agg roots; /* merge_worktrees: project -> main checkout (in .project) */
 };
 
-void report_sums_add_row(struct usage_sums *s, const struct usage_row *r, enum report_cost mode)
-{
-        usage_sums_add_row(s, r, +1);
-        if (mode == REPORT_COST_VENDOR && r->cost_source == COST_COMPUTED) {
-                s->cost_nano = (int64_t)((uint64_t)s->cost_nano - (uint64_t)r->cost_nano);
-                s->priced_events--;
-                s->computed_events--;
-        }
-}
 
 /* ymd moved by n days. */
 static void add_days(const char *ymd, int n, char out[11], int *ret_wday)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-build.h"
+#include "report-source.h"
 
 struct pass {
         const struct report_query *q;
@@ -17,6 +17,16 @@ struct pass {
         struct ledger *l;
         struct usage_row *row; /* tool calls: the row that paid for one */
 };
+
+void report_sums_add_row(struct usage_sums *s, const struct usage_row *r, enum report_cost mode)
+{
+        usage_sums_add_row(s, r, +1);
+        if (mode == REPORT_COST_VENDOR && r->cost_source == COST_COMPUTED) {
+                s->cost_nano = (int64_t)((uint64_t)s->cost_nano - (uint64_t)r->cost_nano);
+                s->priced_events--;
+                s->computed_events--;
+        }
+}
 
 static int rollup_fn(const struct rollup_entry *e, void *u)
 {
