@@ -33,7 +33,10 @@ for i in $(seq "$ROUNDS"); do
 	"$D" --log-target=console --reconcile-interval=1 >>"$T/daemon.log" 2>&1 &
 	pid=$!
 	case $mode in
-	0) sleep "0.$(printf '%03d' $((10 + RANDOM % 150)))" ;; # a cold ingest takes about 0.2 s
+	0)	# a cold ingest: killed at a random moment after its first commit
+		# (not before: an ASan build starts slower than any fixed sleep)
+		wait_until 10 holds '[ "$("$C" status --json 2>/dev/null | jq -r ".ledger.rows // 0")" -gt 0 ]'
+		sleep "0.0$(printf '%02d' $((RANDOM % 60)))" ;;
 	1)	# live: appends in pieces while the daemon tails them
 		f=${files[$((RANDOM % ${#files[@]}))]}
 		$GEN append "$f" --calls 3 --seed $((5000 + i)) --small --split 0.003 >>"$P" &
