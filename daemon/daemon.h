@@ -38,6 +38,7 @@ struct daemon {
         bool watch_degraded;    /* a watch could not be added: said once */
         int64_t start_ms;
         uint64_t last_status_pct;
+        int64_t last_status_ms; /* monotonic: the initial scan's STATUS= at most every PROGRESS_GAP_MS */
         char state_dir[PATH_MAX];
         char socket_path[PATH_MAX];
         char *warnings[DAEMON_MAX_WARNINGS + 1];

@@ -43,7 +43,7 @@ struct ingest {
         const struct price_table *prices;
         struct source_counts adapter_counts[REGISTRY_COUNT]; /* sums of the sources' counts */
         struct source_rec *heavy[HEAVY_KEEPS]; /* sources whose keep holds a decoder */
-        struct row_batch spare; /* tail's rows buffer, kept between sources */
+        struct tail_spare spare; /* tail's buffers, kept between sources */
         uint64_t group_rows;    /* rows per group commit */
         int64_t slice_ms;       /* ingest_run returns after this long (0: no limit) */
         size_t n_gone;          /* records marked gone: sweep_gone has work */
@@ -113,7 +113,7 @@ struct ingest *ingest_free(struct ingest *in)
         free(in->buckets);
         for (size_t i = 0; i < REGISTRY_COUNT; i++)
                 free(in->status_caches[i]);
-        row_batch_free(&in->spare);
+        tail_spare_free(&in->spare);
         free_configs(in);
         root_list_free(&in->roots);
         free(in);

@@ -187,7 +187,8 @@ static int handle_partial(struct reader *rd)
 static int grow(struct reader *rd)
 {
         size_t limit = rd->t->limits.max_line + 1;
-        size_t ncap = rd->cap ? rd->cap * 2 : CHUNK;
+        /* a kept buffer smaller than a chunk (a document's) starts at one */
+        size_t ncap = rd->cap >= CHUNK ? rd->cap * 2 : CHUNK;
         if (rd->cap >= limit)
                 return 0; /* full: caller switches to skipping */
         if (ncap > limit)

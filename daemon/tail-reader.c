@@ -55,8 +55,12 @@ int reader_open(struct reader *rd)
         }
         rd->fd = fd;
         if (rd->t->spare) { /* given back by reader_finish */
-                rd->batch = *rd->t->spare;
-                memset(rd->t->spare, 0, sizeof(*rd->t->spare));
+                struct tail_spare *sp = rd->t->spare;
+                rd->batch = sp->rows;
+                rd->buf = sp->buf;
+                rd->cap = sp->cap;
+                rd->acc.part = sp->part;
+                *sp = (struct tail_spare){0};
         }
         return 0;
 }
@@ -185,7 +189,16 @@ int reader_commit(struct reader *rd)
         return 0;
 }
 
-#define SPARE_ROWS_MAX 256 /* a kept rows buffer: at most ~3 MB */
+#define SPARE_ROWS_MAX 256          /* a kept rows buffer: at most ~3 MB */
+#define SPARE_BUF_MAX  (2u << 20)   /* a kept read buffer: at most 2 MB */
+
+void tail_spare_free(struct tail_spare *s)
+{
+        row_batch_free(&s->rows);
+        free(s->buf);
+        free(s->part);
+        *s = (struct tail_spare){0};
+}
 
 int reader_finish(struct reader *rd, struct tail_outcome *ret_outcome, int r)
 {
@@ -197,11 +210,25 @@ int reader_finish(struct reader *rd, struct tail_outcome *ret_outcome, int r)
                 counts_from(&rd->out, &rd->cp);
         if (ret_outcome)
                 *ret_outcome = rd->out;
-        if (t->spare && rd->batch.cap <= SPARE_ROWS_MAX) {
-                row_batch_free(t->spare);
-                row_batch_clear(&rd->batch);
-                *t->spare = rd->batch;
-                memset(&rd->batch, 0, sizeof(rd->batch));
+        if (t->spare) {
+                struct tail_spare *sp = t->spare;
+                if (rd->batch.cap <= SPARE_ROWS_MAX) {
+                        row_batch_free(&sp->rows);
+                        row_batch_clear(&rd->batch);
+                        sp->rows = rd->batch;
+                        memset(&rd->batch, 0, sizeof(rd->batch));
+                }
+                if (rd->buf && rd->cap <= SPARE_BUF_MAX) {
+                        free(sp->buf);
+                        sp->buf = rd->buf;
+                        sp->cap = rd->cap;
+                        rd->buf = NULL;
+                }
+                if (rd->acc.part) {
+                        free(sp->part);
+                        sp->part = rd->acc.part;
+                        rd->acc.part = NULL;
+                }
         }
         rd->z = zstream_free(rd->z);
         if (rd->fd >= 0)

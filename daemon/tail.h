@@ -44,6 +44,18 @@ struct tail_keep *tail_keep_free(struct tail_keep *k); /* NULL-safe, returns NUL
 /* Whether k holds a decoder (costly: the caller bounds how many it keeps). */
 bool tail_keep_heavy(const struct tail_keep *k);
 
+/* What one read leaves for the next, so a scan of many files allocates
+ * nothing per file: the rows buffer, the read buffer and the block of the
+ * consumed-bytes chain (each kept only while small). Owned by the caller,
+ * zeroed at first; tail_spare_free. */
+struct tail_spare {
+        struct row_batch rows;
+        char *buf;
+        size_t cap;
+        uint8_t *part;
+};
+void tail_spare_free(struct tail_spare *s);
+
 struct tail_ctx {
         struct ledger *ledger;
         struct tail_limits limits;
@@ -55,8 +67,8 @@ struct tail_ctx {
         int ledger_error;               /* set: the ledger refused a commit (full disk,
                                          * map), the source itself is fine */
         const struct price_table *prices; /* optional: prices rows before each commit */
-        struct row_batch *spare;        /* optional: a rows buffer kept from one
-                                         * call to the next (no regrowth per file) */
+        struct tail_spare *spare;       /* optional: buffers kept from one call to
+                                         * the next (no allocation per file) */
         struct tail_keep **keep;        /* optional: the source's kept read state */
 };
 
