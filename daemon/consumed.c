@@ -3,10 +3,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "consumed.h"
+#include "xxh.h"
 
 static int read_exact(int fd, uint8_t *buf, size_t n, uint64_t off)
 {
@@ -32,7 +31,7 @@ static int chain(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t h, u
                 int r = read_exact(fd, buf, CONSUMED_BLOCK, off);
                 if (r <= 0)
                         return r;
-                h = XXH3_64bits_withSeed(buf, CONSUMED_BLOCK, h);
+                h = xxh3_bulk(buf, CONSUMED_BLOCK, h);
         }
         *ret_h = h;
         return 1;
@@ -44,7 +43,7 @@ static int tail_hash(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t 
         int r = n ? read_exact(fd, buf, n, from) : 1;
         if (r <= 0)
                 return r;
-        *ret_h = XXH3_64bits_withSeed(buf, n, from);
+        *ret_h = xxh3_bulk(buf, n, from);
         return 1;
 }
 
@@ -134,7 +133,7 @@ int consumed_acc_feed(struct consumed_acc *acc, const uint8_t *p, size_t n)
         while (n > 0) {
                 size_t have = (size_t)(acc->off - acc->sum_len), k;
                 if (have == 0 && n >= CONSUMED_BLOCK) { /* a whole block in place */
-                        acc->sum_hash = XXH3_64bits_withSeed(p, CONSUMED_BLOCK, acc->sum_hash);
+                        acc->sum_hash = xxh3_bulk(p, CONSUMED_BLOCK, acc->sum_hash);
                         acc->sum_len += CONSUMED_BLOCK;
                         acc->off += CONSUMED_BLOCK;
                         p += CONSUMED_BLOCK;
@@ -147,7 +146,7 @@ int consumed_acc_feed(struct consumed_acc *acc, const uint8_t *p, size_t n)
                 p += k;
                 n -= k;
                 if (have + k == CONSUMED_BLOCK) {
-                        acc->sum_hash = XXH3_64bits_withSeed(acc->part, CONSUMED_BLOCK, acc->sum_hash);
+                        acc->sum_hash = xxh3_bulk(acc->part, CONSUMED_BLOCK, acc->sum_hash);
                         acc->sum_len += CONSUMED_BLOCK;
                 }
         }
@@ -162,7 +161,7 @@ int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp)
         if (acc->valid && acc->sum_len == whole && cp->offset <= acc->off) {
                 cp->sum_len = whole;
                 cp->sum_hash = acc->sum_hash;
-                cp->tail_hash = XXH3_64bits_withSeed(acc->part, (size_t)(cp->offset - whole), whole);
+                cp->tail_hash = xxh3_bulk(acc->part, (size_t)(cp->offset - whole), whole);
                 cp->consumed_known = 1;
                 return 0;
         }
