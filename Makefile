@@ -165,11 +165,13 @@ deps-fuzz:
 	@tests/deps.sh fuzz
 
 # All tests: unit + system under the normal build, then again under ASan/UBSan,
-# then the real systemd --user tests. TAP through prove; CI reads its summary.
+# the read pool's threads under ThreadSanitizer, then the real systemd --user tests. TAP through prove; CI reads its summary.
 check: deps
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" all
+	$(MAKE) --no-print-directory BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" \
+	    build-tsan/tests/test-read-pool
 	tests/run-all.sh $(BUILD) build-asan
 
 check-unit: all

@@ -129,9 +129,22 @@ static int setup_live(struct daemon *d)
         return 0;
 }
 
+/* The read pool for scans: one worker per online CPU (the main thread
+ * commits), none on a single CPU; failing to start one is no error. */
+static void setup_read_threads(struct daemon *d, int threads)
+{
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned n = threads >= 0 ? (unsigned)threads : cpus > 1 ? (unsigned)(cpus < 16 ? cpus : 16) : 0;
+        int r = ingest_set_read_threads(d->ingest, n);
+
+        if (r < 0)
+                log_errno(LOG_WARNING, r, "cannot start %u read threads; reading on the main thread", n);
+}
+
 int main(int argc, char **argv)
 {
-        struct options o = { .level = LOG_INFO, .target = LOG_TARGET_AUTO, .reconcile_sec = 60 };
+        struct options o = { .level = LOG_INFO, .target = LOG_TARGET_AUTO, .reconcile_sec = 60,
+                            .read_threads = -1 };
         struct daemon d = { .start_ms = timefmt_now_ms() };
         struct ingest_hooks hooks = pipeline_ingest_hooks(&d);
         int r;
@@ -187,6 +200,7 @@ int main(int argc, char **argv)
         r = ingest_discover(d.ingest);
         if (r < 0)
                 goto out;
+        setup_read_threads(&d, o.read_threads);
         if (prices_new(&d.prices) == 0) {
                 ingest_set_prices(d.ingest, prices_table(d.prices));
                 (void)prices_reprice_if_changed(d.prices, d.ledger);

@@ -49,7 +49,7 @@ static int tail_hash(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t 
 
 int consumed_extend(int fd, struct checkpoint *cp)
 {
-        uint64_t whole = cp->offset - cp->offset % CONSUMED_BLOCK, h = cp->sum_hash, th;
+        uint64_t whole = cp->offset - cp->offset % CONSUMED_BLOCK, h = cp->sum_hash, th = 0;
         uint8_t *buf;
         int r;
 

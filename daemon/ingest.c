@@ -1,7 +1,6 @@
-/* Ingest engine: sources by path (hash table), a FIFO of sources to read,
- * and the loop that hands each to tail_source. Errors on one source are
- * logged once, counted, and retried later with backoff; they never stop the
- * others. */
+/* Ingest engine, the table half: sources by path (hash table), the FIFO of
+ * sources to read, discovery, scans and path events (reading what is
+ * queued: ingest-run.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,45 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ingest.h"
+#include "ingest-internal.h"
 #include "log.h"
 #include "paths.h"
 #include "registry.h"
 #include "scan.h"
 #include "timefmt.h"
-
-#define RETRY_MS 5000
-#define SETTLE_MS 200 /* a database whose writer was at work: looked at again this soon */
-#define LEDGER_RETRY_MS 1000
-#define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
-#define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
-#define GROUP_ROWS 2048 /* rows per group commit: bounds its dirty pages (~20 MB) */
-#define HEAVY_KEEPS 4   /* sources keeping a decoder between reads, at most */
-
-struct ingest {
-        struct ledger *ledger;
-        const struct discover_env *env;
-        struct ingest_hooks hooks;
-        struct root_list roots;
-        void *configs[REGISTRY_COUNT];
-        void *status_caches[REGISTRY_COUNT]; /* adapter.status_extra's, freed with free() */
-        struct source_rec **buckets;
-        size_t nbuckets, n;
-        struct source_rec *qhead, *qtail;
-        int64_t retry_due_ms; /* earliest retry_at_ms of a source left out by ingest_run */
-        int ledger_error;     /* the last commit the ledger refused (0: writable) */
-        int64_t ledger_retry_ms; /* while refused: when to try again */
-        struct tail_counters counters;
-        int64_t last_commit_ms;
-        const struct price_table *prices;
-        struct source_counts adapter_counts[REGISTRY_COUNT]; /* sums of the sources' counts */
-        struct source_rec *heavy[HEAVY_KEEPS]; /* sources whose keep holds a decoder */
-        struct tail_spare spare; /* tail's buffers, kept between sources */
-        uint64_t group_rows;    /* rows per group commit */
-        int64_t slice_ms;       /* ingest_run returns after this long (0: no limit) */
-        size_t n_gone;          /* records marked gone: sweep_gone has work */
-        bool in_group;          /* ingest_run holds a group commit open */
-};
 
 static size_t path_hash(const char *s)
 {
@@ -56,14 +22,6 @@ static size_t path_hash(const char *s)
         for (; *s; s++)
                 h = (h ^ (unsigned char)*s) * 1099511628211ULL;
         return h;
-}
-
-static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
-{
-        struct ingest *in = u;
-        in->last_commit_ms = timefmt_now_ms();
-        if (in->hooks.on_rows)
-                in->hooks.on_rows(in->hooks.u, rows, outcomes, n);
 }
 
 int ingest_new(struct ledger *l, const struct discover_env *env, const struct ingest_hooks *hooks,
@@ -100,6 +58,9 @@ struct ingest *ingest_free(struct ingest *in)
 {
         if (!in)
                 return NULL;
+        ingest_drop_jobs(in);
+        in->pool = read_pool_free(in->pool);
+        free(in->outcomes);
         for (size_t b = 0; b < in->nbuckets; b++) {
                 struct source_rec *s = in->buckets[b];
                 while (s) {
@@ -152,6 +113,7 @@ int ingest_discover(struct ingest *in)
                 root_list_free(&roots);
                 return log_errno(LOG_ERR, r, "discovery failed");
         }
+        ingest_drop_jobs(in); /* they hold the configs and roots freed here */
         free_configs(in);
         for (size_t i = 0; i < REGISTRY_COUNT; i++) {
                 const struct adapter *a = registry_adapters[i];
@@ -231,7 +193,7 @@ static int rehash(struct ingest *in)
         return 0;
 }
 
-static void enqueue(struct ingest *in, struct source_rec *s)
+void ingest_enqueue(struct ingest *in, struct source_rec *s)
 {
         if (s->queued)
                 return;
@@ -247,7 +209,7 @@ static void enqueue(struct ingest *in, struct source_rec *s)
 /* Sets a source's counters to its checkpoint's (now: all zero when it has
  * none, e.g. its checkpoint moved away), moving its share of its adapter's
  * sums with them. */
-static void account(struct ingest *in, struct source_rec *s, const struct source_counts *now)
+void ingest_account(struct ingest *in, struct source_rec *s, const struct source_counts *now)
 {
         struct source_counts *sum = &in->adapter_counts[s->adapter_idx];
         struct source_counts zero = {0};
@@ -262,14 +224,6 @@ static void account(struct ingest *in, struct source_rec *s, const struct source
         if (now->last_commit_ms > sum->last_commit_ms)
                 sum->last_commit_ms = now->last_commit_ms;
         s->counts = *now;
-}
-
-static struct source_counts counts_of(const struct checkpoint *cp)
-{
-        return (struct source_counts){
-                .bytes_read = cp->bytes_read, .lines = cp->lines, .malformed = cp->malformed,
-                .oversized = cp->oversized, .rows = cp->rows_added, .last_commit_ms = cp->last_commit_ms,
-        };
 }
 
 static int add_source(struct ingest *in, const struct root *root, const char *path, int kind,
@@ -306,8 +260,8 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
                         s->size = cp.size;
                         s->offset = cp.offset;
                 }
-                struct source_counts c = counts_of(&cp);
-                account(in, s, &c);
+                struct source_counts c = source_counts_of(&cp);
+                ingest_account(in, s, &c);
         }
         size_t h = path_hash(path) & (in->nbuckets - 1);
         s->hnext = in->buckets[h];
@@ -324,7 +278,7 @@ static int visit_source(void *u, const struct root *root, const char *path, int 
         int r = add_source(in, root, path, kind, &s);
         if (r < 0)
                 return r;
-        enqueue(in, s);
+        ingest_enqueue(in, s);
         return 0;
 }
 
@@ -342,7 +296,7 @@ int ingest_reconcile(struct ingest *in)
         for (size_t b = 0; b < in->nbuckets; b++)
                 for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
                         s->seen = false;
-                        enqueue(in, s); /* re-stat every known file */
+                        ingest_enqueue(in, s); /* re-stat every known file */
                 }
         for (size_t i = 0; i < in->roots.n; i++) {
                 int r = scan_root(&in->roots.v[i], &v);
@@ -389,7 +343,7 @@ void ingest_verify_all(struct ingest *in)
         size_t iter;
         for (struct source_rec *s = ingest_sources_first(in, &iter); s; s = ingest_sources_next(in, &iter)) {
                 s->verify = true;
-                enqueue(in, s);
+                ingest_enqueue(in, s);
         }
 }
 
@@ -399,7 +353,7 @@ static int queue_known(struct ingest *in, const char *path)
         struct source_rec *s = lookup(in, path);
         if (!s)
                 return 0;
-        enqueue(in, s);
+        ingest_enqueue(in, s);
         return 1;
 }
 
@@ -439,344 +393,7 @@ int ingest_path_event(struct ingest *in, const char *path, bool is_dir, bool con
 
 bool ingest_pending(const struct ingest *in)
 {
-        return in->qhead != NULL;
-}
-
-static void note_error(struct ingest *in, struct source_rec *s, int err)
-{
-        (void)in;
-        if (err == s->last_error)
-                return; /* logged already */
-        s->last_error = err;
-        if (err == -ENOENT)
-                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source is gone; its rows stay in the ledger");
-        else
-                log_full(LOG_WARNING, s->adapter->id, s->path, err,
-                         "cannot read source, skipping it and going on (retried later)");
-}
-
-/* The ledger refused a commit (a full disk, a map that cannot grow): said
- * once, as what it is; reading pauses (ingest_run) until LEDGER_RETRY_MS
- * later, then tries again; nothing is lost, the sources resume from their
- * stored checkpoints. */
-static void ledger_refused(struct ingest *in, int err)
-{
-        if (!in->ledger_error)
-                log_full(LOG_ERR, NULL, ledger_path(in->ledger), err,
-                         "the ledger cannot be written; reading paused, nothing is lost: it "
-                         "resumes as soon as a commit succeeds");
-        in->ledger_error = err;
-        in->ledger_retry_ms = timefmt_now_ms() + LEDGER_RETRY_MS;
-}
-
-static void ledger_writable(struct ingest *in)
-{
-        if (!in->ledger_error)
-                return;
-        log_info("the ledger is writable again; reading resumed");
-        in->ledger_error = 0;
-}
-
-/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
-static void look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
-{
-        s->retry_wanted = true;
-        s->retry_at_ms = at_ms;
-        if (!in->retry_due_ms || at_ms < in->retry_due_ms)
-                in->retry_due_ms = at_ms;
-}
-
-/* Keeps at most HEAVY_KEEPS decoders alive between reads (each holds a
- * window of up to 16 MiB): the oldest is let go, and its source, when read
- * again, decodes from the start. */
-static void bound_keeps(struct ingest *in, struct source_rec *s)
-{
-        size_t i, free_slot = HEAVY_KEEPS;
-
-        for (i = 0; i < HEAVY_KEEPS; i++) {
-                if (in->heavy[i] == s) {
-                        if (!tail_keep_heavy(s->keep))
-                                in->heavy[i] = NULL;
-                        return;
-                }
-                if (!in->heavy[i] && free_slot == HEAVY_KEEPS)
-                        free_slot = i;
-        }
-        if (!tail_keep_heavy(s->keep))
-                return;
-        if (free_slot == HEAVY_KEEPS) {
-                free_slot = 0;
-                in->heavy[0]->keep = tail_keep_free(in->heavy[0]->keep);
-                memmove(&in->heavy[0], &in->heavy[1], (HEAVY_KEEPS - 1) * sizeof(in->heavy[0]));
-                free_slot = HEAVY_KEEPS - 1;
-        }
-        in->heavy[free_slot] = s;
-}
-
-static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, uint64_t *io_extra)
-{
-        struct tail_ctx t = {
-                .ledger = in->ledger,
-                .limits = TAIL_LIMITS_DEFAULT,
-                .counters = &in->counters,
-                .on_rows = on_rows,
-                .u = in,
-                .prices = in->prices,
-                .spare = &in->spare,
-                .keep = &s->keep,
-        };
-        struct source_ctx ctx = {
-                .adapter = s->adapter,
-                .path = s->path,
-                .root_path = s->root_idx < in->roots.n ? in->roots.v[s->root_idx].path : "",
-                .config = in->configs[s->adapter_idx],
-                .source_hash = hash64(s->path, strlen(s->path)),
-        };
-        struct tail_outcome out = {0};
-        int r;
-
-        t.limits.budget_bytes = budget;
-        t.verify_all = s->verify;
-        s->retry_wanted = false;
-        if (stat(s->path, &ctx.st) < 0) {
-                int e = -errno;
-                note_error(in, s, e);
-                /* gone, and the latest scan did not find it either: drop it
-                 * from the table (its rows and checkpoint stay in the ledger) */
-                if (e == -ENOENT && !s->seen) {
-                        in->n_gone += !s->gone;
-                        s->gone = true;
-                }
-                return 0;
-        }
-        uint64_t read_before = in->counters.bytes_read;
-        r = tail_source(&t, &ctx, s->kind, &out);
-        if (out.have_counts) /* commits may have happened even on failure */
-                account(in, s, &out.counts);
-        bound_keeps(in, s);
-        s->decoded += out.decoded;
-        /* re-checked bytes, and a decoder's work beyond the lines it gave */
-        uint64_t read = in->counters.bytes_read - read_before;
-        *io_extra += out.verified + (out.decoded > read ? out.decoded - read : 0);
-        if (t.ledger_error) {
-                /* the ledger, not the source: the source stays queued */
-                ledger_refused(in, t.ledger_error);
-                return LEDGER_BLOCKED;
-        }
-        if (!in->in_group) /* inside a group, only its end says it was written */
-                ledger_writable(in);
-        if (r < 0) {
-                note_error(in, s, r);
-                s->retry_at_ms = timefmt_now_ms() + RETRY_MS;
-                return 0;
-        }
-        s->size = out.size;
-        s->offset = out.offset;
-        if (out.renamed) {
-                struct source_rec *old = lookup(in, out.renamed_from);
-                if (old && old != s)
-                        account(in, old, NULL); /* its checkpoint (and counts) moved here */
-                log_full(LOG_INFO, s->adapter->id, s->path, 0,
-                         "renamed from %s: checkpoint kept, nothing re-read", out.renamed_from);
-        }
-        if (out.reset)
-                log_full(LOG_INFO, s->adapter->id, s->path, 0,
-                         "file was rewritten, truncated or replaced: reading it again from the "
-                         "start (already counted rows are not counted twice)");
-        if (r == TAIL_MORE)
-                return 1; /* read on next turn; whether it reads well is known at its end */
-        if (s->last_error)
-                log_full(LOG_INFO, s->adapter->id, s->path, 0, "source readable again");
-        s->last_error = 0;
-        s->verify = false;
-        s->not_source = r == TAIL_NOT_SOURCE;
-        if (r == TAIL_SETTLING)
-                look_again(in, s, timefmt_now_ms() + SETTLE_MS);
-        return 0;
-}
-
-/* Asks the kernel to read the next queued file ahead while the current one
- * is parsed: on a cold initial scan the disk and the parser then overlap. */
-static void prefetch(const struct source_rec *next)
-{
-        if (!next || next->kind != CLASS_LINES)
-                return;
-        int fd = open(next->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        struct stat st;
-        if (fd < 0)
-                return;
-        /* only what is past the offset: a reconcile queues every known file */
-        if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > next->offset)
-                (void)posix_fadvise(fd, (off_t)next->offset,
-                                    (off_t)((uint64_t)st.st_size - next->offset), POSIX_FADV_WILLNEED);
-        close(fd);
-}
-
-/* Frees the records of sources that are gone (see read_one), so the table
- * shrinks with file churn. Only when nothing is queued: no queue link can
- * point at a freed record. */
-static void sweep_gone(struct ingest *in)
-{
-        for (size_t b = 0; b < in->nbuckets; b++) {
-                struct source_rec **pp = &in->buckets[b];
-                while (*pp) {
-                        struct source_rec *s = *pp;
-                        if (s->gone && !s->queued) {
-                                *pp = s->hnext;
-                                in->n--;
-                                in->n_gone--;
-                                for (size_t i = 0; i < HEAVY_KEEPS; i++)
-                                        if (in->heavy[i] == s)
-                                                in->heavy[i] = NULL;
-                                tail_keep_free(s->keep);
-                                free(s->path);
-                                free(s);
-                                continue;
-                        }
-                        pp = &s->hnext;
-                }
-        }
-}
-
-static uint64_t rows_seen(const struct ingest *in)
-{
-        return in->counters.rows_added + in->counters.rows_dup + in->counters.rows_merged;
-}
-
-/* A group commit failed: none of its sources' rows or checkpoints were
- * written, so every source is read again from its stored checkpoint, and
- * its counters are those stored (the reads of the group had counted their
- * commits). */
-static void group_lost(struct ingest *in, int err)
-{
-        ledger_refused(in, err);
-        for (size_t b = 0; b < in->nbuckets; b++)
-                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
-                        struct checkpoint cp;
-                        if (s->gone)
-                                continue;
-                        if (ledger_get_checkpoint(in->ledger, s->path, &cp) == 0) {
-                                struct source_counts c = counts_of(&cp);
-                                account(in, s, &c);
-                        } else {
-                                account(in, s, NULL);
-                        }
-                        enqueue(in, s);
-                }
-}
-
-int ingest_run(struct ingest *in, uint64_t budget_bytes)
-{
-        uint64_t start = in->counters.bytes_read, extra = 0;
-        int64_t now = timefmt_now_ms();
-        int64_t deadline = in->slice_ms ? timefmt_mono_ms() + in->slice_ms : INT64_MAX;
-        struct source_rec *deferred = NULL, *dtail = NULL;
-        /* several sources queued (a scan): one group commit for the slice,
-         * so each B-tree page is written once, not once per source */
-        bool grouped;
-
-        /* the ledger refused the last commit: wait for the retry timer */
-        if (in->ledger_error && now < in->ledger_retry_ms)
-                return 0;
-        grouped = in->in_group = in->qhead && in->qhead->qnext && ledger_group_begin(in->ledger) == 0;
-        uint64_t group_rows = rows_seen(in);
-
-        while (in->qhead) {
-                struct source_rec *s = in->qhead;
-                in->qhead = s->qnext;
-                if (!in->qhead)
-                        in->qtail = NULL;
-                s->queued = false;
-                if (s->last_error && s->retry_at_ms > now) {
-                        /* keep it for the next slice after its backoff */
-                        look_again(in, s, s->retry_at_ms);
-                        s->qnext = NULL;
-                        if (dtail)
-                                dtail->qnext = s;
-                        else
-                                deferred = s;
-                        dtail = s;
-                        continue;
-                }
-                prefetch(in->qhead);
-                uint64_t used = in->counters.bytes_read - start + extra;
-                int more = read_one(in, s, budget_bytes > used ? budget_bytes - used : 1, &extra);
-                if (more)
-                        enqueue(in, s);
-                if (more == LEDGER_BLOCKED) {
-                        s->retry_wanted = true;
-                        break;
-                }
-                if (grouped && rows_seen(in) - group_rows >= in->group_rows) {
-                        /* bound the group's dirty pages (private memory) */
-                        int r = ledger_group_end(in->ledger);
-                        in->in_group = false;
-                        if (r < 0) {
-                                group_lost(in, r);
-                                grouped = false;
-                                break;
-                        }
-                        ledger_writable(in);
-                        grouped = in->in_group = ledger_group_begin(in->ledger) == 0;
-                        group_rows = rows_seen(in);
-                }
-                /* a visit costs like reading VISIT_COST bytes (stat, open,
-                 * checkpoint), so a reconcile of many unchanged files, or a
-                 * rescan re-checking every consumed byte, yields the loop too */
-                extra += VISIT_COST;
-                if (in->counters.bytes_read - start + extra >= budget_bytes)
-                        break;
-                if (deadline != INT64_MAX && timefmt_mono_ms() >= deadline)
-                        break; /* the rest next turn: a request waits no longer than this */
-        }
-        /* deferred sources wait for ingest_queue_retries (or the next
-         * reconcile or event after their backoff) */
-        for (struct source_rec *s = deferred; s; s = s->qnext)
-                s->queued = false;
-        if (grouped) {
-                int r = ledger_group_end(in->ledger);
-                in->in_group = false;
-                if (r < 0)
-                        group_lost(in, r);
-                else
-                        ledger_writable(in);
-        }
-        if (!in->qhead && in->n_gone) /* not a walk of every source per append */
-                sweep_gone(in);
-        return in->qhead ? 1 : 0;
-}
-
-void ingest_set_slice_ms(struct ingest *in, int64_t ms)
-{
-        in->slice_ms = ms > 0 ? ms : 0;
-}
-
-void ingest_set_group_rows(struct ingest *in, uint64_t rows)
-{
-        in->group_rows = rows ? rows : GROUP_ROWS;
-}
-
-int64_t ingest_retry_due(const struct ingest *in)
-{
-        if (in->ledger_error && (!in->retry_due_ms || in->ledger_retry_ms < in->retry_due_ms))
-                return in->ledger_retry_ms;
-        return in->retry_due_ms;
-}
-
-int ingest_ledger_error(const struct ingest *in)
-{
-        return in->ledger_error;
-}
-
-void ingest_queue_retries(struct ingest *in)
-{
-        in->retry_due_ms = 0;
-        for (size_t b = 0; b < in->nbuckets; b++)
-                for (struct source_rec *s = in->buckets[b]; s; s = s->hnext)
-                        if (s->retry_wanted) {
-                                s->retry_wanted = false;
-                                enqueue(in, s); /* still early: ingest_run defers it again */
-                        }
+        return in->qhead != NULL || in->jobs_head != NULL;
 }
 
 struct source_rec *ingest_sources_next(struct ingest *in, size_t *iter)

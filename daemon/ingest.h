@@ -28,6 +28,7 @@ struct source_rec {
         int64_t retry_at_ms;    /* don't try again before (errors), or look again at (settling) */
         bool retry_wanted;      /* read it at retry_at_ms (queued during a backoff, or settling) */
         bool verify;            /* next read checks every consumed byte (rescan) */
+        bool busy;              /* being read by a read-pool worker */
         uint64_t size, offset;  /* as of the last read */
         struct source_counts counts; /* its checkpoint's cumulative counters */
         uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */
@@ -80,6 +81,11 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes);
 /* Rows per group commit when several sources are queued (0: the default,
  * 2,048, about 20 MB of dirty ledger pages; `--once` takes more). */
 void ingest_set_group_rows(struct ingest *in, uint64_t rows);
+/* Worker threads for scans of many sources (read-pool.h): while more than
+ * one source is queued, plain line sources are read and parsed by them and
+ * their rows committed by ingest_run, in queue order. 0 threads: none
+ * (every source read by ingest_run itself). 0 or negative errno. */
+int ingest_set_read_threads(struct ingest *in, unsigned threads);
 /* ingest_run also returns once it has worked ms milliseconds (0: only the
  * byte budget ends it), so the loop answers requests in between. */
 void ingest_set_slice_ms(struct ingest *in, int64_t ms);

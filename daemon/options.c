@@ -21,6 +21,8 @@ static void usage(FILE *f)
                 "                             ${XDG_STATE_HOME:-~/.local/state}/agentmeterd)\n"
                 "      --socket=PATH          control socket (default $RUNTIME_DIRECTORY or\n"
                 "                             $XDG_RUNTIME_DIR/agentmeterd, control.sock)\n"
+                "      --read-threads=N       threads that read and parse a scan's files (default:\n"
+                "                             one per CPU, none on one CPU; 0: none)\n"
                 "      --list-variables       print every discovery variable and its harness\n"
                 "      --metrics-file=PATH    Prometheus textfile to keep current (default\n"
                 "                             $AGENTMETER_METRICS_FILE or STATE_DIR/metrics.prom)\n"
@@ -46,7 +48,8 @@ static void list_variables(void)
 int options_parse(int argc, char **argv, struct options *o)
 {
         enum { OPT_ONCE = 256, OPT_REBUILD, OPT_TARGET, OPT_RECONCILE, OPT_STATE, OPT_SOCKET,
-               OPT_VERSION, OPT_LIST_VARS, OPT_METRICS_FILE, OPT_NO_METRICS, OPT_METRICS_USER };
+               OPT_VERSION, OPT_LIST_VARS, OPT_METRICS_FILE, OPT_NO_METRICS, OPT_METRICS_USER,
+               OPT_READ_THREADS };
         static const struct option longopts[] = {
                 { "once", no_argument, NULL, OPT_ONCE },
                 { "rebuild-rollups", no_argument, NULL, OPT_REBUILD },
@@ -61,6 +64,7 @@ int options_parse(int argc, char **argv, struct options *o)
                 { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
                 { "no-metrics-file", no_argument, NULL, OPT_NO_METRICS },
                 { "metrics-user", required_argument, NULL, OPT_METRICS_USER },
+                { "read-threads", required_argument, NULL, OPT_READ_THREADS },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -85,6 +89,16 @@ int options_parse(int argc, char **argv, struct options *o)
                                 return 2;
                         }
                         o->reconcile_sec = (unsigned)v;
+                        break;
+                }
+                case OPT_READ_THREADS: {
+                        char *end;
+                        unsigned long v = strtoul(optarg, &end, 10);
+                        if (*end || !*optarg || v > 64) {
+                                fprintf(stderr, "agentmeterd: bad --read-threads '%s' (0..64)\n", optarg);
+                                return 2;
+                        }
+                        o->read_threads = (int)v;
                         break;
                 }
                 case OPT_STATE: o->state_dir = optarg; break;

@@ -16,6 +16,7 @@ struct options {
         const char *socket;
         const char *metrics_file; /* "" = none */
         const char *metrics_user;
+        int read_threads; /* -1: one per online CPU (none on a single CPU) */
 };
 
 /* Fills o (which holds the defaults) from argv: 0, or the exit code for a

@@ -19,6 +19,7 @@
 #include "tail-reader.h"
 
 #define CHUNK (1u << 20)
+#define READ_MIN (64u << 10) /* the least one read asks for */
 
 struct tail_keep {
         uint64_t dev, ino, size;  /* the file as it was when kept */
@@ -241,8 +242,12 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                                 rd->len = 0;
                         }
                 }
-                size_t k;
-                r = reader_pread(rd, rd->buf + rd->len, rd->cap - rd->len, rd->buf_off + rd->len, &k);
+                /* at most what the slice has left (at least READ_MIN): a
+                 * decoder's output counts like bytes read */
+                size_t k, want = rd->cap - rd->len;
+                if (*io_budget < want)
+                        want = *io_budget > READ_MIN ? (size_t)*io_budget : READ_MIN < want ? READ_MIN : want;
+                r = reader_pread(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
                 if (r < 0)
                         return r;
                 if (k == 0) {
@@ -583,6 +588,10 @@ int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
         r = is_compressed(&rd, &compressed);
         if (r < 0)
                 goto finish;
+        if (compressed && t->defer) {
+                r = TAIL_SERIAL; /* its decoder is kept between reads: the writer's */
+                goto finish;
+        }
         if (compressed && plain_sibling_exists(&rd)) {
                 r = TAIL_DONE;
                 goto finish;
@@ -595,7 +604,7 @@ int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
         r = reader_checkpoint(&rd, SOURCE_LINES);
         if (r < 0)
                 goto finish;
-        if (!rd.have_cp) {
+        if (!rd.have_cp && !t->defer) {
                 r = adopt_renamed(&rd);
                 if (r == 0)
                         r = adopt_sibling(&rd);
@@ -645,7 +654,7 @@ int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
                                 goto decode_failed;
                 }
                 if (!same) {
-                        r = rd.have_cp && !rd.out.renamed ? adopt_sibling(&rd) : 0;
+                        r = rd.have_cp && !rd.out.renamed && !t->defer ? adopt_sibling(&rd) : 0;
                         if (r < 0)
                                 goto finish;
                         if (r == 0)

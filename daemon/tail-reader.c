@@ -83,7 +83,15 @@ void checkpoint_reset(struct checkpoint *cp, const struct stat *st)
 
 int reader_checkpoint(struct reader *rd, uint8_t kind)
 {
-        int r = ledger_get_checkpoint(rd->t->ledger, rd->src->path, &rd->cp);
+        int r;
+
+        if (rd->t->defer) { /* a worker's read: the writer looked it up */
+                r = rd->t->given_cp ? 0 : -ENOENT;
+                if (r == 0)
+                        rd->cp = *rd->t->given_cp;
+        } else {
+                r = ledger_get_checkpoint(rd->t->ledger, rd->src->path, &rd->cp);
+        }
 
         if (r == 0) {
                 rd->have_cp = true;
@@ -126,6 +134,36 @@ static void counts_from(struct tail_outcome *out, const struct checkpoint *cp)
         };
 }
 
+/* What a commit leaves behind, whoever wrote it. */
+static void committed(struct reader *rd)
+{
+        counts_from(&rd->out, &rd->cp);
+        rd->read_since_commit = rd->lines_since = rd->malformed_since = rd->oversized_since = 0;
+        rd->committed_off = rd->cp.offset;
+        rd->dirty = false;
+        row_batch_clear(&rd->batch);
+}
+
+/* A worker's commit: the unit goes to the writer (tail_ctx.defer). The
+ * counts it leaves in rd->out lack this read's rows; the writer knows them. */
+static int defer_commit(struct reader *rd)
+{
+        struct commit_unit *u;
+        int r = commit_unit_new(&rd->cp, &rd->batch, &u);
+
+        if (r < 0)
+                return r;
+        u->bytes = rd->read_since_commit;
+        u->lines = rd->lines_since;
+        u->malformed = rd->malformed_since;
+        u->oversized = rd->oversized_since;
+        r = rd->t->defer(rd->t->defer_u, u);
+        if (r < 0)
+                return r; /* the unit is the writer's either way */
+        committed(rd);
+        return 0;
+}
+
 int reader_commit(struct reader *rd)
 {
         struct tail_ctx *t = rd->t;
@@ -152,6 +190,8 @@ int reader_commit(struct reader *rd)
         cp->oversized += rd->oversized_since;
         cp->last_commit_ms = timefmt_now_ms();
 
+        if (t->defer)
+                return defer_commit(rd);
         pricing_apply_batch(t->prices, &rd->batch);
         struct commit_batch b = {
                 .source_path = rd->src->path,
@@ -181,16 +221,14 @@ int reader_commit(struct reader *rd)
         }
         if (t->on_rows && rd->batch.n)
                 t->on_rows(t->u, rd->batch.rows, rd->outcomes, rd->batch.n);
-        counts_from(&rd->out, cp);
-        rd->read_since_commit = rd->lines_since = rd->malformed_since = rd->oversized_since = 0;
-        rd->committed_off = cp->offset;
-        rd->dirty = false;
-        row_batch_clear(&rd->batch);
+        committed(rd);
         return 0;
 }
 
 #define SPARE_ROWS_MAX 256          /* a kept rows buffer: at most ~3 MB */
-#define SPARE_BUF_MAX  (2u << 20)   /* a kept read buffer: at most 2 MB */
+#define SPARE_BUF_MAX  (1u << 20)   /* a kept read buffer: at most the line reader's 1 MB
+                                     * chunk (one read fills it: a bigger one would
+                                     * decode more than a slice asks for) */
 
 void tail_spare_free(struct tail_spare *s)
 {

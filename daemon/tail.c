@@ -7,6 +7,8 @@
 int tail_source(struct tail_ctx *t, const struct source_ctx *src, int kind,
                 struct tail_outcome *ret_outcome)
 {
+        if (t->defer && kind != CLASS_LINES)
+                return TAIL_SERIAL; /* a worker reads plain line sources only */
         switch (kind) {
         case CLASS_LINES:
                 return tail_lines(t, src, ret_outcome);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "adapter.h"
+#include "commit-unit.h"
 #include "ledger.h"
 #include "lines.h"
 #include "pricing.h"
@@ -70,6 +71,18 @@ struct tail_ctx {
         struct tail_spare *spare;       /* optional: buffers kept from one call to
                                          * the next (no allocation per file) */
         struct tail_keep **keep;        /* optional: the source's kept read state */
+        /* optional, a read-pool worker's read (read-pool.h): commits are not
+         * written but handed to defer as units, in order, and the ledger's
+         * one writer commits them. The ledger is then not touched at all:
+         * the checkpoint is given_cp (NULL: none yet), renames and siblings
+         * are not adopted (the caller saw there was nothing to adopt), rows
+         * are not priced, and counters and on_rows are left to whoever
+         * commits (counters gets only resets). A negative return from defer
+         * ends the read with it. Line sources only, plain ones: anything
+         * else is TAIL_SERIAL. */
+        int (*defer)(void *u, struct commit_unit *unit);
+        void *defer_u;
+        const struct checkpoint *given_cp;
 };
 
 /* Results (besides negative errno, which means "could not read it now":
@@ -83,6 +96,9 @@ enum tail_result {
         TAIL_SETTLING = 3,   /* read to the end, but look again shortly: a
                               * database's writer was at work, or a document
                               * was caught half-written */
+        TAIL_SERIAL = 4,     /* with defer: nothing done, this source needs the
+                              * ledger (compressed, another kind): read it
+                              * without defer */
 };
 
 /* A source's counters as its checkpoint holds them after the read. */

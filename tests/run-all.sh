@@ -23,6 +23,8 @@ for b in "$build" "$asan"; do
 		list+=("$t")
 	done
 done
+# the read pool's workers and their writer under ThreadSanitizer
+[ -x build-tsan/tests/test-read-pool ] && list+=(build-tsan/tests/test-read-pool)
 [ -x tests/systemd/run.t ] && list+=(tests/systemd/run.t)
 export AM_SRCDIR=$PWD
 # The tests' helpers run under Debian's python3 (tests/deps.sh installs it,

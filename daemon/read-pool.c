@@ -1,0 +1,287 @@
+/* The read pool (read-pool.h): one mutex for the pool and its jobs (units
+ * are coarse: a few hundred rows or megabytes each), a condition variable
+ * for the workers' new jobs and free space, one for the writer's waits. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "read-pool.h"
+
+#define UNITS_QUEUED_MAX 4 /* a job's units not yet taken: its worker waits beyond */
+
+struct read_job {
+        struct read_pool *pool;
+        struct read_job_spec spec;
+        char *path;
+        void *owner;
+        struct commit_unit *head, *tail;
+        unsigned n_units;
+        bool cancelled, done;
+        int result;
+        struct tail_outcome outcome;
+        struct tail_counters counters;
+        struct read_job *next_pending;
+};
+
+struct read_pool {
+        pthread_mutex_t mu;
+        pthread_cond_t work;   /* workers: a job queued, space in a queue, or stop */
+        pthread_cond_t ready;  /* the writer: a unit or a job's end */
+        struct read_job *pending_head, *pending_tail;
+        bool stop;
+        unsigned n_threads;
+        pthread_t *threads;
+};
+
+static int defer_unit(void *u, struct commit_unit *unit)
+{
+        struct read_job *j = u;
+        struct read_pool *p = j->pool;
+
+        pthread_mutex_lock(&p->mu);
+        while (j->n_units >= UNITS_QUEUED_MAX && !j->cancelled && !p->stop)
+                pthread_cond_wait(&p->work, &p->mu);
+        if (j->cancelled || p->stop) {
+                pthread_mutex_unlock(&p->mu);
+                commit_unit_free(unit);
+                return -ECANCELED;
+        }
+        unit->next = NULL;
+        if (j->tail)
+                j->tail->next = unit;
+        else
+                j->head = unit;
+        j->tail = unit;
+        j->n_units++;
+        pthread_cond_broadcast(&p->ready);
+        pthread_mutex_unlock(&p->mu);
+        return 0;
+}
+
+static void run_job(struct read_job *j, struct tail_spare *spare)
+{
+        struct tail_ctx t = {
+                .limits = j->spec.limits,
+                .counters = &j->counters,
+                .verify_all = j->spec.verify_all,
+                .spare = spare,
+                .defer = defer_unit,
+                .defer_u = j,
+                .given_cp = j->spec.have_cp ? &j->spec.cp : NULL,
+        };
+        struct tail_outcome out = {0};
+        int r;
+
+        t.limits.budget_bytes = UINT64_MAX; /* to the end: the writer is not held */
+        r = tail_source(&t, &j->spec.ctx, CLASS_LINES, &out);
+        pthread_mutex_lock(&j->pool->mu);
+        j->result = j->cancelled && r >= 0 ? -ECANCELED : r;
+        j->outcome = out;
+        j->done = true;
+        pthread_cond_broadcast(&j->pool->ready);
+        pthread_mutex_unlock(&j->pool->mu);
+}
+
+static void *worker(void *u)
+{
+        struct read_pool *p = u;
+        struct tail_spare spare = {0};
+
+        pthread_mutex_lock(&p->mu);
+        for (;;) {
+                while (!p->pending_head && !p->stop)
+                        pthread_cond_wait(&p->work, &p->mu);
+                if (p->stop)
+                        break;
+                struct read_job *j = p->pending_head;
+                p->pending_head = j->next_pending;
+                if (!p->pending_head)
+                        p->pending_tail = NULL;
+                if (j->cancelled) {
+                        j->result = -ECANCELED;
+                        j->done = true;
+                        pthread_cond_broadcast(&p->ready);
+                        continue;
+                }
+                pthread_mutex_unlock(&p->mu);
+                run_job(j, &spare);
+                pthread_mutex_lock(&p->mu);
+        }
+        pthread_mutex_unlock(&p->mu);
+        tail_spare_free(&spare);
+        return NULL;
+}
+
+int read_pool_new(unsigned threads, struct read_pool **ret_pool)
+{
+        struct read_pool *p = calloc(1, sizeof(*p));
+        pthread_condattr_t ca;
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        if (threads < 1)
+                threads = 1;
+        p->threads = calloc(threads, sizeof(*p->threads));
+        if (!p->threads) {
+                free(p);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&p->mu, NULL);
+        pthread_cond_init(&p->work, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* read_job_next's deadline */
+        pthread_cond_init(&p->ready, &ca);
+        pthread_condattr_destroy(&ca);
+        for (unsigned i = 0; i < threads; i++) {
+                r = pthread_create(&p->threads[i], NULL, worker, p);
+                if (r) {
+                        read_pool_free(p);
+                        return -r;
+                }
+                p->n_threads++;
+        }
+        *ret_pool = p;
+        return 0;
+}
+
+struct read_pool *read_pool_free(struct read_pool *p)
+{
+        if (!p)
+                return NULL;
+        pthread_mutex_lock(&p->mu);
+        p->stop = true;
+        for (struct read_job *j = p->pending_head; j; j = j->next_pending) {
+                j->cancelled = true;
+                j->result = -ECANCELED;
+                j->done = true;
+        }
+        p->pending_head = p->pending_tail = NULL;
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        for (unsigned i = 0; i < p->n_threads; i++)
+                pthread_join(p->threads[i], NULL);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->ready);
+        pthread_mutex_destroy(&p->mu);
+        free(p->threads);
+        free(p);
+        return NULL;
+}
+
+unsigned read_pool_threads(const struct read_pool *p)
+{
+        return p->n_threads;
+}
+
+int read_pool_submit(struct read_pool *p, const struct read_job_spec *spec, void *owner,
+                     struct read_job **ret_job)
+{
+        struct read_job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return -ENOMEM;
+        j->path = strdup(spec->ctx.path);
+        if (!j->path) {
+                free(j);
+                return -ENOMEM;
+        }
+        j->pool = p;
+        j->spec = *spec;
+        j->spec.ctx.path = j->path;
+        j->owner = owner;
+        pthread_mutex_lock(&p->mu);
+        if (p->pending_tail)
+                p->pending_tail->next_pending = j;
+        else
+                p->pending_head = j;
+        p->pending_tail = j;
+        pthread_cond_signal(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        *ret_job = j;
+        return 0;
+}
+
+int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **ret_unit)
+{
+        struct read_pool *p = j->pool;
+        struct timespec ts = {.tv_sec = deadline_ms / 1000, .tv_nsec = (deadline_ms % 1000) * 1000000};
+        int step;
+
+        pthread_mutex_lock(&p->mu);
+        for (;;) {
+                if (j->head) {
+                        struct commit_unit *u = j->head;
+                        j->head = u->next;
+                        if (!j->head)
+                                j->tail = NULL;
+                        j->n_units--;
+                        u->next = NULL;
+                        *ret_unit = u;
+                        pthread_cond_broadcast(&p->work); /* space for its worker */
+                        step = JOB_UNIT;
+                        break;
+                }
+                if (j->done) {
+                        step = JOB_DONE;
+                        break;
+                }
+                if (deadline_ms == INT64_MAX) {
+                        pthread_cond_wait(&p->ready, &p->mu);
+                } else if (pthread_cond_timedwait(&p->ready, &p->mu, &ts) == ETIMEDOUT &&
+                           !j->head && !j->done) {
+                        step = JOB_WAIT;
+                        break;
+                }
+        }
+        pthread_mutex_unlock(&p->mu);
+        return step;
+}
+
+int read_job_result(const struct read_job *j, struct tail_outcome *ret_outcome,
+                    struct tail_counters *ret_counters)
+{
+        if (ret_outcome)
+                *ret_outcome = j->outcome;
+        if (ret_counters)
+                *ret_counters = j->counters;
+        return j->result;
+}
+
+void read_job_cancel(struct read_job *j)
+{
+        struct read_pool *p = j->pool;
+
+        pthread_mutex_lock(&p->mu);
+        j->cancelled = true;
+        while (j->head) {
+                struct commit_unit *u = j->head;
+                j->head = u->next;
+                commit_unit_free(u);
+        }
+        j->tail = NULL;
+        j->n_units = 0;
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+}
+
+void *read_job_owner(const struct read_job *j)
+{
+        return j->owner;
+}
+
+struct read_job *read_job_free(struct read_job *j)
+{
+        if (j) {
+                while (j->head) {
+                        struct commit_unit *u = j->head;
+                        j->head = u->next;
+                        commit_unit_free(u);
+                }
+                free(j->path);
+                free(j);
+        }
+        return NULL;
+}

@@ -1,0 +1,389 @@
+/* The read pool and its commit units, against real files and real LMDB
+ * ledgers: a unit keeps a row whole however many tool calls it has; a scan
+ * read through the pool's workers leaves exactly the ledger a scan on one
+ * thread leaves (every row with the same session, every checkpoint, every
+ * counter), whatever the files hold (fork copies, a torn last line, an
+ * over-long line, malformed lines, a file renamed since the last read, a
+ * compressed file); a scan whose jobs are dropped midway (a rediscovery)
+ * ends exact; a cancelled job ends with -ECANCELED and drops its units. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commit-unit.h"
+#include "ingest.h"
+#include "ledger.h"
+#include "log.h"
+#include "read-pool.h"
+#include "registry.h"
+#include "tap.h"
+#include "testutil.h"
+
+/* A pi session: a header and n calls, with tool calls on every third. */
+static void session(const char *path, const char *id, int base, int n, const char *tail)
+{
+        FILE *f = fopen(path, "w");
+        if (!f)
+                exit(99);
+        fprintf(f, "{\"type\":\"session\",\"version\":3,\"id\":\"%s\",\"timestamp\":\"2026-11-30T10:00:00.000Z\",\"cwd\":\"/p/%s\"}\n",
+                id, id);
+        for (int i = 0; i < n; i++) {
+                fprintf(f, "{\"type\":\"message\",\"id\":\"%08x\",\"timestamp\":\"2026-11-30T10:00:01.000Z\","
+                           "\"message\":{\"role\":\"assistant\",\"content\":[",
+                        base + i);
+                for (int c = 0; i % 3 == 0 && c < 3; c++)
+                        fprintf(f, "%s{\"type\":\"toolCall\",\"id\":\"t%d-%d\",\"name\":\"bash\",\"arguments\":{}}",
+                                c ? "," : "", base + i, c);
+                fprintf(f, "],\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\","
+                           "\"usage\":{\"input\":%d,\"output\":%d,\"cacheRead\":7,\"cacheWrite\":0,"
+                           "\"cost\":{\"total\":0.001}},\"timestamp\":%lld}}\n",
+                        100 + base + i, 1 + i, 1796000000000LL + (base + i) * 1000LL);
+                if (i == n / 2)
+                        fputs("{not json\n", f); /* malformed: skipped and counted */
+        }
+        if (tail)
+                fputs(tail, f);
+        fclose(f);
+}
+
+/* A copy of the first k lines of src (a fork: the same entries again). */
+static void fork_copy(const char *src, const char *dst, int k)
+{
+        FILE *in = fopen(src, "r"), *out = fopen(dst, "w");
+        char *line = NULL;
+        size_t cap = 0;
+        if (!in || !out)
+                exit(99);
+        for (int i = 0; i < k && getline(&line, &cap, in) > 0; i++)
+                fputs(line, out);
+        free(line);
+        fclose(in);
+        fclose(out);
+}
+
+struct snapshot {
+        char *text;
+        size_t len, cap;
+};
+
+static void snap_add(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void snap_add(struct snapshot *s, const char *fmt, ...)
+{
+        va_list ap;
+        char buf[2048];
+        va_start(ap, fmt);
+        int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (s->len + (size_t)n + 1 > s->cap) {
+                s->cap = (s->len + (size_t)n + 1) * 2;
+                s->text = realloc(s->text, s->cap);
+        }
+        memcpy(s->text + s->len, buf, (size_t)n + 1);
+        s->len += (size_t)n;
+}
+
+static int row_cb(const struct usage_row *r, void *u)
+{
+        char hex[2 * ROW_KEY_SIZE + 1];
+        row_key_hex(&r->key, hex);
+        snap_add(u, "row %s %s %s %lld %llu %llu %llu %u %s %lld\n", hex, r->session, r->project,
+                 (long long)r->time_ms, (unsigned long long)r->input, (unsigned long long)r->output,
+                 (unsigned long long)r->cache_read, r->n_calls, r->model, (long long)r->cost_nano);
+        return 0;
+}
+
+static int call_cb(const struct activity_entry *e, void *u)
+{
+        char hex[2 * ROW_KEY_SIZE + 1];
+        row_key_hex(&e->usage_key, hex);
+        snap_add(u, "call %s %s %u\n", hex, e->name, e->index);
+        return 0;
+}
+
+static int cp_cb(const char *path, const struct checkpoint *cp, void *u)
+{
+        snap_add(u, "cp %s off %llu size %llu lines %llu bytes %llu malformed %llu oversized %llu rows %llu resets %llu head %llx marker %llx sum %llx state %u\n",
+                 path, (unsigned long long)cp->offset, (unsigned long long)cp->size,
+                 (unsigned long long)cp->lines, (unsigned long long)cp->bytes_read,
+                 (unsigned long long)cp->malformed, (unsigned long long)cp->oversized,
+                 (unsigned long long)cp->rows_added, (unsigned long long)cp->resets,
+                 (unsigned long long)cp->head_hash, (unsigned long long)cp->marker_hash,
+                 (unsigned long long)cp->sum_hash, cp->state_len);
+        return 0;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The ledger's rows, calls and checkpoints as sorted text (row order in the
+ * ledger and checkpoint order are not what is compared). */
+static char *ledger_text(struct ledger *l)
+{
+        struct snapshot s = {0};
+        snap_add(&s, "%s", "");
+        ledger_foreach_row(l, row_cb, &s);
+        ledger_foreach_activity(l, call_cb, &s);
+        ledger_foreach_checkpoint(l, cp_cb, &s);
+        size_t n = 0, cap = 16;
+        char **v = malloc(cap * sizeof(*v));
+        for (char *save = NULL, *t = strtok_r(s.text, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+                if (n == cap)
+                        v = realloc(v, (cap *= 2) * sizeof(*v));
+                v[n++] = t;
+        }
+        qsort(v, n, sizeof(*v), cmp_lines);
+        struct snapshot out = {0};
+        snap_add(&out, "%s", "");
+        for (size_t i = 0; i < n; i++)
+                snap_add(&out, "%s\n", v[i]);
+        free(v);
+        free(s.text);
+        return out.text;
+}
+
+struct run {
+        struct ledger *l;
+        struct ingest *in;
+        struct tail_counters c;
+};
+
+static void open_run(struct run *r, const char *dir, struct discover_env *env, unsigned threads)
+{
+        mkdir_p(dir);
+        if (ledger_open(dir, 0, &r->l) < 0 || ingest_new(r->l, env, NULL, &r->in) < 0 ||
+            ingest_discover(r->in) < 0 || ingest_set_read_threads(r->in, threads) < 0)
+                exit(99);
+}
+
+static void drain(struct run *r, uint64_t budget)
+{
+        for (int i = 0; i < 100000 && ingest_run(r->in, budget) > 0; i++)
+                ;
+        r->c = *ingest_counters(r->in);
+}
+
+static void close_run(struct run *r)
+{
+        r->in = ingest_free(r->in);
+        r->l = ledger_close(r->l);
+}
+
+static void test_unit_roundtrip(void)
+{
+        struct row_batch b = {0}, back = {0};
+        struct checkpoint cp = {.offset = 1234, .rows_added = 7};
+        struct commit_unit *u;
+        int ncalls[] = {0, 2, ROW_CALLS_MAX};
+
+        for (int i = 0; i < 3; i++) {
+                struct usage_row *r;
+                row_batch_push(&b, &r);
+                r->input = 10 + (uint64_t)i;
+                ROW_SET(r->session, "sess");
+                ROW_SET(r->model, "model-x");
+                r->n_calls = (uint32_t)ncalls[i];
+                for (int c = 0; c < ncalls[i]; c++) {
+                        snprintf(r->calls[c].id, sizeof(r->calls[c].id), "id-%d-%d", i, c);
+                        snprintf(r->calls[c].name, sizeof(r->calls[c].name), "name-%d", c);
+                }
+        }
+        is_int(commit_unit_new(&cp, &b, &u), 0, "a unit of three rows (0, 2 and 64 tool calls)");
+        ok(u->rows_len < 3 * sizeof(struct usage_row) / 2,
+           "  compact: %zu bytes for rows of %zu in memory", u->rows_len, 3 * sizeof(struct usage_row));
+        is_int(commit_unit_rows(u, &back), 0, "  expanded");
+        bool same = back.n == 3;
+        for (size_t i = 0; same && i < 3; i++) {
+                same = memcmp(&back.rows[i], &b.rows[i], offsetof(struct usage_row, calls)) == 0 &&
+                       memcmp(back.rows[i].calls, b.rows[i].calls,
+                              b.rows[i].n_calls * sizeof(struct tool_call)) == 0;
+        }
+        ok(same, "  every row and every call as it was");
+        ok(u->cp.offset == 1234 && u->cp.rows_added == 7, "  the checkpoint with it");
+        commit_unit_free(u);
+        row_batch_free(&b);
+        row_batch_free(&back);
+}
+
+int main(void)
+{
+        char *tmp = tap_tmpdir(), home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], q[PATH_MAX], d1[PATH_MAX],
+             d2[PATH_MAX], d3[PATH_MAX];
+        struct fenv fe = {0};
+        struct discover_env env = fenv_env(&fe);
+        struct run serial = {0}, pooled = {0}, dropped = {0};
+
+        log_setup(LOG_TARGET_CONSOLE, LOG_CRIT);
+        test_unit_roundtrip();
+
+        pj(home, tmp, "home");
+        fenv_set(&fe, "HOME", home);
+        xsnprintf(sdir, sizeof(sdir), "%s/.pi/agent/sessions/--p--", home);
+        mkdir_p(sdir);
+        for (int i = 0; i < 40; i++) {
+                char id[32];
+                xsnprintf(id, sizeof(id), "s%02d", i);
+                xsnprintf(p, sizeof(p), "%s/%s.jsonl", sdir, id);
+                /* a torn last line on one, an over-long line on another */
+                const char *tail = i == 5 ? "{\"type\":\"message\",\"id\":\"torn\",\"mess" : NULL;
+                session(p, id, i * 1000, 20 + i * 7, tail);
+                if (i % 8 == 7) { /* a fork of the session before it, copied whole */
+                        char src[PATH_MAX];
+                        xsnprintf(src, sizeof(src), "%s/s%02d.jsonl", sdir, i - 1);
+                        xsnprintf(q, sizeof(q), "%s/fork-of-s%02d.jsonl", sdir, i - 1);
+                        fork_copy(src, q, 1000);
+                }
+        }
+        {
+                FILE *f;
+                xsnprintf(p, sizeof(p), "%s/long.jsonl", sdir);
+                session(p, "long", 90000, 3, NULL);
+                f = fopen(p, "a");
+                fputc('{', f);
+                for (int i = 0; i < (17 << 20); i++) /* longer than a line may be (16 MiB): skipped */
+                        fputc('x', f);
+                fputs("}\n", f);
+                fclose(f);
+                xsnprintf(p, sizeof(p), "%s/zstd.jsonl", sdir); /* zstd's magic: the writer reads it */
+                write_bytes(p, "\x28\xb5\x2f\xfd\x00\x00", 6);
+        }
+
+        pj(d1, tmp, "serial");
+        pj(d2, tmp, "pooled");
+        pj(d3, tmp, "dropped");
+        open_run(&serial, d1, &env, 0);
+        open_run(&pooled, d2, &env, 2);
+        ingest_reconcile(serial.in);
+        ingest_reconcile(pooled.in);
+        drain(&serial, 64u << 20);
+        drain(&pooled, 64u << 20);
+        char *a = ledger_text(serial.l), *b = ledger_text(pooled.l);
+        ok(strlen(a) > 1000, "the serial scan filled its ledger (%zu bytes of text)", strlen(a));
+        ok(strcmp(a, b) == 0, "the pooled scan left the same rows, sessions, calls and checkpoints");
+        if (strcmp(a, b) != 0)
+                for (size_t i = 0; a[i]; i++)
+                        if (a[i] != b[i]) {
+                                printf("# first difference at %zu: serial '%.200s' pooled '%.200s'\n", i,
+                                       a + i, b + i);
+                                break;
+                        }
+        ok(serial.c.rows_added == pooled.c.rows_added && serial.c.rows_dup == pooled.c.rows_dup &&
+           serial.c.lines == pooled.c.lines && serial.c.bytes_read == pooled.c.bytes_read &&
+           serial.c.malformed == pooled.c.malformed && serial.c.oversized == pooled.c.oversized &&
+           serial.c.calls_added == pooled.c.calls_added,
+           "  and the same counters: rows %llu/%llu dup %llu/%llu lines %llu/%llu bytes %llu/%llu malformed %llu/%llu oversized %llu/%llu",
+           (unsigned long long)serial.c.rows_added, (unsigned long long)pooled.c.rows_added,
+           (unsigned long long)serial.c.rows_dup, (unsigned long long)pooled.c.rows_dup,
+           (unsigned long long)serial.c.lines, (unsigned long long)pooled.c.lines,
+           (unsigned long long)serial.c.bytes_read, (unsigned long long)pooled.c.bytes_read,
+           (unsigned long long)serial.c.malformed, (unsigned long long)pooled.c.malformed,
+           (unsigned long long)serial.c.oversized, (unsigned long long)pooled.c.oversized);
+        ok(pooled.c.rows_dup > 0 && pooled.c.oversized == 1 && pooled.c.malformed >= 40,
+           "  forks counted once (%llu copies), the long line skipped, malformed lines counted",
+           (unsigned long long)pooled.c.rows_dup);
+        free(a);
+        free(b);
+
+        /* grown, renamed and unchanged files, read again by both */
+        xsnprintf(p, sizeof(p), "%s/s03.jsonl", sdir);
+        xsnprintf(q, sizeof(q), "%s/s03-renamed.jsonl", sdir);
+        is_int(rename(p, q), 0, "a session renamed");
+        xsnprintf(p, sizeof(p), "%s/s10.jsonl", sdir);
+        {
+                FILE *f = fopen(p, "a");
+                fprintf(f, "{\"type\":\"message\",\"id\":\"grown\",\"timestamp\":\"2026-11-30T11:00:00.000Z\","
+                           "\"message\":{\"role\":\"assistant\",\"content\":[],\"provider\":\"anthropic\","
+                           "\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input\":5,\"output\":5,\"cacheRead\":0,"
+                           "\"cacheWrite\":0,\"cost\":{\"total\":0.002}},\"timestamp\":1796000900000}}\n");
+                fclose(f);
+        }
+        xsnprintf(p, sizeof(p), "%s/s05.jsonl", sdir); /* the torn line completed */
+        {
+                FILE *f = fopen(p, "a");
+                fputs("ge\":{\"role\":\"user\",\"content\":[]}}\n", f);
+                fclose(f);
+        }
+        ingest_reconcile(serial.in);
+        ingest_reconcile(pooled.in);
+        drain(&serial, 64u << 20);
+        drain(&pooled, 64u << 20);
+        a = ledger_text(serial.l);
+        b = ledger_text(pooled.l);
+        ok(strcmp(a, b) == 0, "after a rename, an append and a completed line: the same ledgers again");
+        ok(strstr(b, "s03-renamed.jsonl off") != NULL && serial.c.renames == 1 && pooled.c.renames == 1,
+           "  the renamed file took its checkpoint in both (renames %llu/%llu)",
+           (unsigned long long)serial.c.renames, (unsigned long long)pooled.c.renames);
+        ok(pooled.c.rows_added == serial.c.rows_added, "  one row more in both (%llu)",
+           (unsigned long long)pooled.c.rows_added);
+
+        /* a scan cut into tiny slices, its jobs dropped midway by a rediscovery */
+        open_run(&dropped, d3, &env, 2);
+        ingest_reconcile(dropped.in);
+        int turns = 0;
+        while (ingest_run(dropped.in, 1) > 0 && ++turns < 5)
+                ;
+        ok(ingest_pending(dropped.in), "a scan with jobs in flight after %d one-byte slices", turns);
+        is_int(ingest_discover(dropped.in), 0, "  rediscovery (drops the jobs: they hold its configs)");
+        drain(&dropped, 64u << 20);
+        char *c = ledger_text(dropped.l);
+        /* the same rows and calls as the serial ledger; checkpoints differ in
+         * the rename (this ledger never saw s03 under its old name) */
+        size_t rows_a = 0, rows_c = 0;
+        for (char *x = b; (x = strstr(x, "\nrow ")); x++)
+                rows_a++;
+        for (char *x = c; (x = strstr(x, "\nrow ")); x++)
+                rows_c++;
+        is_int((int)rows_c, (int)rows_a, "  ends with every row once");
+        ok(dropped.c.rows_added == pooled.c.rows_added, "  and counted each once (%llu)",
+           (unsigned long long)dropped.c.rows_added);
+        free(a);
+        free(b);
+        free(c);
+        close_run(&dropped);
+
+        /* a job cancelled after its first unit */
+        {
+                struct read_pool *pool;
+                struct read_job *j;
+                struct read_job_spec spec = {.limits = TAIL_LIMITS_DEFAULT};
+                struct commit_unit *u = NULL;
+                xsnprintf(p, sizeof(p), "%s/big.jsonl", sdir);
+                session(p, "big", 500000, 3000, NULL);
+                spec.ctx.adapter = &adapter_pi;
+                spec.ctx.path = p;
+                spec.ctx.root_path = "";
+                stat(p, &spec.ctx.st);
+                spec.limits.commit_rows = 100;
+                is_int(read_pool_new(1, &pool), 0, "a pool of one worker");
+                is_int(read_pool_submit(pool, &spec, NULL, &j), 0, "  a job of 3,000 calls in units of 100");
+                is_int(read_job_next(j, INT64_MAX, &u), JOB_UNIT, "  its first unit");
+                ok(u && u->n_rows == 100 && u->cp.offset > 0, "  100 rows and the offset after them");
+                commit_unit_free(u);
+                read_job_cancel(j);
+                int step, units = 0;
+                while ((step = read_job_next(j, INT64_MAX, &u)) == JOB_UNIT) {
+                        units++;
+                        commit_unit_free(u);
+                }
+                is_int(step, JOB_DONE, "  cancelled: done");
+                ok(units <= 1, "  with at most the unit it was making (%d)", units);
+                is_int(read_job_result(j, NULL, NULL), -ECANCELED, "  its result says so");
+                read_job_free(j);
+                /* a compressed file goes back to the writer untouched */
+                xsnprintf(p, sizeof(p), "%s/zstd.jsonl", sdir);
+                spec.ctx.path = p;
+                stat(p, &spec.ctx.st);
+                is_int(read_pool_submit(pool, &spec, NULL, &j), 0, "a job for a compressed file");
+                is_int(read_job_next(j, INT64_MAX, &u), JOB_DONE, "  no unit");
+                is_int(read_job_result(j, NULL, NULL), TAIL_SERIAL, "  TAIL_SERIAL: the writer reads it");
+                read_job_free(j);
+                read_pool_free(pool);
+        }
+        close_run(&serial);
+        close_run(&pooled);
+        return tap_done();
+}
