@@ -9,9 +9,12 @@
 #include "ledger.h"
 #include "ledger-outbox.h"
 
-/* DB_OUTBOX exists only once a team outbox was turned on (ledger-outbox.c) */
-enum { DB_META, DB_USAGE, DB_ACTIVITY, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS, DB_OUTBOX,
-       DB_COUNT };
+/* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger-store.c);
+ * DB_USAGE and DB_ACTIVITY are schema 1's, open only in a ledger not yet
+ * migrated (read-only, or until store_migrate). DB_OUTBOX exists only once a
+ * team outbox was turned on (ledger-outbox.c). */
+enum { DB_META, DB_ROWS, DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS,
+       DB_USAGE, DB_ACTIVITY, DB_OUTBOX, DB_COUNT };
 
 #define LEDGER_ERROR_MAX (PATH_MAX + 256) /* a path plus a sentence */
 #define MAP_LIMIT (1ull << 40) /* the map stops doubling at 1 TiB */
@@ -34,8 +37,60 @@ struct ledger {
         bool outbox_dbi;   /* dbi[DB_OUTBOX] is open (ledger-outbox.c) */
         bool outbox_on;    /* ledger_outbox_note appends */
         uint64_t outbox_next; /* the next entry's number; 0: not read yet */
+        uint64_t row_next; /* the next row id; 0: not read yet (ledger-store.c) */
+        bool have_rows;     /* DB_ROWS, DB_ROWKEYS, DB_CALLS are open (a schema-1 ledger
+                             * opened read-only has none) */
+        bool have_old_rows; /* DB_USAGE, DB_ACTIVITY are open (schema 1, not migrated) */
 };
 
+/* ---- rows and calls (ledger-store.c) ------------------------------------- */
+
+/* A stored row: its id (0 for a schema-1 row, which has none), content key
+ * and encoded value (in the txn's pages). */
+struct stored_row {
+        uint64_t id;
+        struct row_key key;
+        MDB_val enc;
+};
+/* A stored call: its row's id and its index (0 in schema 1), its call key,
+ * its activity value. */
+struct stored_call {
+        uint64_t id;
+        uint32_t index;
+        struct row_key ck;
+        MDB_val enc;
+};
+/* 0 and the row, or -ENOENT. */
+int store_row_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, struct stored_row *ret);
+/* Appends a new row under the next id: 0 and its id, 1 when the key is
+ * there already (nothing written). */
+int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, const uint8_t *enc,
+                     size_t len, uint64_t *ret_id);
+int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
+                     const uint8_t *enc, size_t len);
+/* Every row, in id order from from_id (8 bytes big-endian; NULL: the
+ * first), then a schema-1 ledger's (only when from_id is NULL); fn's
+ * non-zero return stops the walk and is returned. */
+int store_rows_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from_id,
+                    int (*fn)(const struct stored_row *r, void *u), void *u);
+/* A call under row id at index: 0, 1 when that place is taken. append: the
+ * row was just inserted (its calls go after every other). */
+int store_call_put(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index,
+                   const struct row_key *ck, const uint8_t *enc, size_t len, bool append);
+/* The call keys under row id (the first cap of them), how many, and the
+ * index after the last. */
+int store_calls_of(struct ledger *l, MDB_txn *txn, uint64_t id, struct row_key *keys, size_t cap,
+                   size_t *ret_n, uint32_t *ret_next_index);
+/* 0 and the call at (id, index), or -ENOENT. */
+int store_call_get(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index, struct row_key *ret_ck,
+                   MDB_val *ret_enc);
+/* Every call, from the place from (12 bytes: id, index; NULL: the first),
+ * then a schema-1 ledger's (only from the first). */
+int store_calls_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from,
+                     int (*fn)(const struct stored_call *c, void *u), void *u);
+/* A schema-1 ledger's rows and calls into schema 2, in bounded
+ * transactions (a crash between them leaves a ledger this finishes). */
+int store_migrate(struct ledger *l);
 /* ledger_errno, plus: remembers MDB_MAP_FULL so ledger_write retries. */
 int ledger_fail(struct ledger *l, int rc);
 /* A read txn; handles MDB_MAP_RESIZED. Inside a group commit it is the
@@ -75,6 +130,8 @@ int ledger_limits_put(struct ledger *l, MDB_txn *txn, const char *scope,
 int ledger_outbox_open(struct ledger *l, MDB_txn *txn);
 int ledger_outbox_note(struct ledger *l, MDB_txn *txn, enum outbox_type type,
                        const struct row_key *key, unsigned flags);
+/* A call, named by its place: its row's id and its index. */
+int ledger_outbox_note_call(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index);
 /* An activity value (ledger-values.c): -ENOBUFS / -EBADMSG. */
 int ledger_activity_encode(const struct activity_entry *e, uint8_t *buf, size_t cap, size_t *ret_len);
 int ledger_activity_decode(const MDB_val *v, struct activity_entry *ret_entry);

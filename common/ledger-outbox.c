@@ -1,6 +1,7 @@
 /* The team outbox (ledger-outbox.h): named DB `outbox`, key the entry's
  * number (8 bytes big-endian, appended in order), value type, flags and
- * the 16-byte content key; its state (on, filling, acked, next, id) in the
+ * 16 bytes: a row's content key, or a call's place (its row's id, 8 bytes
+ * big-endian, and its index, 4, then zeros); its state (on, filling, acked, next, id) in the
  * meta DB under "outbox". */
 #include <errno.h>
 #include <stdlib.h>
@@ -114,6 +115,27 @@ int ledger_outbox_open(struct ledger *l, MDB_txn *txn)
         return 0;
 }
 
+int ledger_outbox_note_call(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index)
+{
+        struct row_key place = {0};
+
+        if (!l->outbox_on)
+                return 0;
+        be64_put(place.b, id);
+        place.b[8] = (uint8_t)(index >> 24);
+        place.b[9] = (uint8_t)(index >> 16);
+        place.b[10] = (uint8_t)(index >> 8);
+        place.b[11] = (uint8_t)index;
+        return ledger_outbox_note(l, txn, OUTBOX_CALL, &place, 0);
+}
+
+static void place_of(const struct row_key *place, uint64_t *ret_id, uint32_t *ret_index)
+{
+        *ret_id = be64_get(place->b);
+        *ret_index = (uint32_t)place->b[8] << 24 | (uint32_t)place->b[9] << 16 |
+                     (uint32_t)place->b[10] << 8 | place->b[11];
+}
+
 int ledger_outbox_note(struct ledger *l, MDB_txn *txn, enum outbox_type type,
                        const struct row_key *key, unsigned flags)
 {
@@ -220,7 +242,7 @@ static int set_txn(struct ledger *l, MDB_txn *txn, void *u)
                 return 0;
         if (!st.have && (r = new_id(st.id)) < 0)
                 return r;
-        rc = mdb_stat(txn, l->dbi[DB_USAGE], &ms);
+        rc = mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms);
         if (rc)
                 return ledger_fail(l, rc);
         st.on = true;
@@ -252,55 +274,70 @@ int ledger_outbox_set(struct ledger *l, bool on)
 
 struct fill_ctx {
         struct outbox_walk *w, next;
-        size_t max;
+        size_t max, n;
         bool done;
 };
+
+struct fill_note {
+        struct fill_ctx *c;
+        struct ledger *l;
+        MDB_txn *txn;
+};
+
+/* Rows, then calls, each noted; at the walk's bound the next one's key is
+ * where the next walk starts (1 stops this one). */
+static int note_row(const struct stored_row *r, void *u)
+{
+        struct fill_note *f = u;
+        struct fill_ctx *c = f->c;
+        if (c->n == c->max) {
+                be64_put(c->next.key, r->id);
+                c->next.started = true;
+                return 1;
+        }
+        c->n++;
+        return ledger_outbox_note(f->l, f->txn, OUTBOX_ROW, &r->key, 0);
+}
+
+static int note_call(const struct stored_call *call, void *u)
+{
+        struct fill_note *f = u;
+        struct fill_ctx *c = f->c;
+        if (c->n == c->max) {
+                be64_put(c->next.key, call->id);
+                c->next.key[8] = (uint8_t)(call->index >> 24);
+                c->next.key[9] = (uint8_t)(call->index >> 16);
+                c->next.key[10] = (uint8_t)(call->index >> 8);
+                c->next.key[11] = (uint8_t)call->index;
+                c->next.started = true;
+                return 1;
+        }
+        c->n++;
+        return ledger_outbox_note_call(f->l, f->txn, call->id, call->index);
+}
 
 static int fill_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
         struct fill_ctx *c = u;
-        struct outbox_walk w = *c->w;
-        size_t n = 0;
-        int r = 0, rc;
+        struct fill_note f = {c, l, txn};
+        int r = 0;
 
         c->done = false;
-        while (w.phase < 2 && n < c->max) {
-                MDB_cursor *cur;
-                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = w.key}, v;
-                int db = w.phase == 0 ? DB_USAGE : DB_ACTIVITY;
-
-                rc = mdb_cursor_open(txn, l->dbi[db], &cur);
-                if (rc)
-                        return ledger_fail(l, rc);
-                rc = mdb_cursor_get(cur, &k, &v, w.started ? MDB_SET_RANGE : MDB_FIRST);
-                if (rc == 0 && w.started && k.mv_size == ROW_KEY_SIZE &&
-                    memcmp(k.mv_data, w.key, ROW_KEY_SIZE) == 0)
-                        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT); /* done last time */
-                for (; rc == 0 && n < c->max; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-                        struct row_key key;
-                        if (k.mv_size != ROW_KEY_SIZE) {
-                                r = -EBADMSG;
-                                break;
-                        }
-                        memcpy(key.b, k.mv_data, ROW_KEY_SIZE);
-                        r = ledger_outbox_note(l, txn, w.phase == 0 ? OUTBOX_ROW : OUTBOX_CALL, &key, 0);
-                        if (r < 0)
-                                break;
-                        memcpy(w.key, key.b, ROW_KEY_SIZE);
-                        w.started = true;
-                        n++;
-                }
-                mdb_cursor_close(cur);
+        c->n = 0;
+        c->next = *c->w;
+        while (c->next.phase < 2 && c->n < c->max) {
+                const uint8_t *from = c->next.started ? c->next.key : NULL;
+                c->next.started = false;
+                r = c->next.phase == 0 ? store_rows_walk(l, txn, from, note_row, &f)
+                                       : store_calls_walk(l, txn, from, note_call, &f);
                 if (r < 0)
                         return r;
-                if (rc == MDB_NOTFOUND) {
-                        w.phase++;
-                        w.started = false;
-                } else if (rc) {
-                        return ledger_fail(l, rc);
+                if (r == 0) { /* this phase to its end */
+                        c->next.phase++;
+                        c->next.started = false;
                 }
         }
-        if (w.phase == 2) {
+        if (c->next.phase == 2) {
                 struct state st;
                 r = state_get(l, txn, &st);
                 if (r == 0 && st.filling) {
@@ -313,7 +350,6 @@ static int fill_txn(struct ledger *l, MDB_txn *txn, void *u)
                         return r;
                 c->done = true;
         }
-        c->next = w;
         return 0;
 }
 
@@ -393,7 +429,7 @@ int ledger_outbox_read(struct ledger *l, uint64_t after, size_t max,
         for (rc = r ? MDB_NOTFOUND : mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0 && n < max;
              rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
                 struct outbox_item it = {0};
-                MDB_val dk, dv;
+                MDB_val dv;
                 int grc;
 
                 if (k.mv_size != 8 || v.mv_size != ENTRY_SIZE) {
@@ -405,14 +441,24 @@ int ledger_outbox_read(struct ledger *l, uint64_t after, size_t max,
                 it.flags = ((const uint8_t *)v.mv_data)[1];
                 memcpy(it.key.b, (const uint8_t *)v.mv_data + 2, ROW_KEY_SIZE);
                 n++;
-                dk = (MDB_val){.mv_size = ROW_KEY_SIZE, .mv_data = it.key.b};
-                grc = mdb_get(txn, l->dbi[it.type == OUTBOX_CALL ? DB_ACTIVITY : DB_USAGE], &dk, &dv);
-                if (grc == MDB_NOTFOUND) {
+                if (it.type == OUTBOX_ROW) {
+                        struct stored_row st;
+                        grc = store_row_find(l, txn, &it.key, &st);
+                        dv = st.enc;
+                } else if (it.type == OUTBOX_CALL) {
+                        uint64_t id;
+                        uint32_t index;
+                        place_of(&it.key, &id, &index);
+                        grc = store_call_get(l, txn, id, index, &it.key, &dv); /* its call key */
+                } else {
+                        grc = -ENOENT;
+                }
+                if (grc == -ENOENT) {
                         last = it.seq; /* gone: acknowledged with the batch */
                         continue;
                 }
                 if (grc) {
-                        r = ledger_errno(grc);
+                        r = grc;
                         break;
                 }
                 if (it.type == OUTBOX_ROW) {

@@ -17,7 +17,8 @@
 
 enum outbox_type {
         OUTBOX_ROW = 1,  /* a usage row (key: its content key) */
-        OUTBOX_CALL = 2, /* a tool call (key: its call key in db `activity`) */
+        OUTBOX_CALL = 2, /* a tool call (in the entry: its place, its row's id and its
+                          * index; the item read back carries its call key) */
 };
 #define OUTBOX_F_REPRICED 0x1u /* the row's cost was replaced by a reprice */
 
@@ -45,7 +46,8 @@ int ledger_outbox_set(struct ledger *l, bool on);
 struct outbox_walk {
         uint8_t phase; /* 0 rows, 1 calls, 2 done */
         bool started;
-        uint8_t key[ROW_KEY_SIZE];
+        uint8_t key[ROW_KEY_SIZE]; /* where to go on: a row id (8 bytes) or a call's
+                                    * place (12) */
 };
 int ledger_outbox_fill(struct ledger *l, struct outbox_walk *cursor, size_t max_items,
                        bool *ret_done);

@@ -1,18 +1,20 @@
-/* Repricing stored rows: a resumable walk over the usage db in bounded
- * write transactions; each changed row is rewritten and its old
+/* Repricing stored rows: a resumable walk over the rows in id order in
+ * bounded write transactions; each changed row is rewritten and its old
  * contribution to the sums swapped for the new one in the same txn (the
- * rows are written back after the cursor walk, so it never moves under
- * its own writes). */
+ * rows are written back after the walk, so it never moves under its own
+ * writes). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "binio.h"
 #include "ledger-internal.h"
 #include "ledger-reprice.h"
 
 struct pending {
-        uint8_t key[ROW_KEY_SIZE];
+        uint64_t id;
+        struct row_key key;
         size_t len;
         uint8_t value[ROW_ENCODED_MAX];
 };
@@ -22,7 +24,10 @@ struct reprice_ctx {
         void *u;
         size_t limit;
         bool have_start, done;
-        uint8_t start[ROW_KEY_SIZE], next[ROW_KEY_SIZE];
+        uint8_t start[8], next[8];     /* row ids, big-endian */
+        struct ledger *l;
+        MDB_txn *txn;
+        size_t n;                      /* rows seen in this attempt */
         struct reprice_result txn_res; /* of the current attempt */
         struct usage_row old, now;
         struct pending *pend;          /* limit entries: rows to write back */
@@ -31,18 +36,26 @@ struct reprice_ctx {
 
 /* Reads one row, lets fn reprice it; a changed row has its sums swapped
  * now and its new value queued (written after the cursor walk). */
-static int reprice_one(struct ledger *l, MDB_txn *txn, const MDB_val *k, const MDB_val *v,
-                       struct reprice_ctx *x)
+/* Reads one row, lets fn reprice it; a changed row has its sums swapped
+ * now and its new value queued (written after the walk). 1 stops the walk
+ * at the bound (its id is where the next one starts). */
+static int reprice_one(const struct stored_row *st, void *u)
 {
+        struct reprice_ctx *x = u;
+        struct ledger *l = x->l;
+        MDB_txn *txn = x->txn;
         struct pending *p = &x->pend[x->n_pend];
         int r;
 
-        if (k->mv_size != ROW_KEY_SIZE)
-                return -EBADMSG;
-        r = row_decode(v->mv_data, v->mv_size, &x->old);
+        if (x->n == x->limit) {
+                be64_put(x->next, st->id);
+                return 1;
+        }
+        x->n++;
+        r = row_decode(st->enc.mv_data, st->enc.mv_size, &x->old);
         if (r < 0)
                 return r;
-        memcpy(x->old.key.b, k->mv_data, ROW_KEY_SIZE);
+        x->old.key = st->key;
         x->now = x->old;
         x->txn_res.rows_seen++;
         if (x->fn(x->u, &x->now) <= 0)
@@ -59,7 +72,8 @@ static int reprice_one(struct ledger *l, MDB_txn *txn, const MDB_val *k, const M
                 r = ledger_outbox_note(l, txn, OUTBOX_ROW, &x->old.key, OUTBOX_F_REPRICED);
         if (r < 0)
                 return r;
-        memcpy(p->key, k->mv_data, ROW_KEY_SIZE);
+        p->id = st->id;
+        p->key = st->key;
         x->n_pend++;
         x->txn_res.rows_changed++;
         x->txn_res.cost_delta_nano += (x->now.cost_source != COST_NONE ? x->now.cost_nano : 0) -
@@ -70,43 +84,25 @@ static int reprice_one(struct ledger *l, MDB_txn *txn, const MDB_val *k, const M
 static int reprice_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
         struct reprice_ctx *x = u;
-        MDB_cursor *c;
-        MDB_val k, v;
-        size_t n = 0;
-        int r = 0, rc;
+        int r;
 
         memset(&x->txn_res, 0, sizeof(x->txn_res));
         x->done = false;
         x->n_pend = 0;
-        rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
-        if (rc)
-                return ledger_fail(l, rc);
-        k = (MDB_val){.mv_size = ROW_KEY_SIZE, .mv_data = x->start};
-        rc = mdb_cursor_get(c, &k, &v, x->have_start ? MDB_SET_RANGE : MDB_FIRST);
-        for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-                if (n == x->limit) {
-                        if (k.mv_size != ROW_KEY_SIZE)
-                                r = -EBADMSG;
-                        else
-                                memcpy(x->next, k.mv_data, ROW_KEY_SIZE);
-                        break;
-                }
-                r = reprice_one(l, txn, &k, &v, x);
+        x->n = 0;
+        x->l = l;
+        x->txn = txn;
+        r = store_rows_walk(l, txn, x->have_start ? x->start : NULL, reprice_one, x);
+        if (r < 0)
+                return r;
+        x->done = r == 0;
+        for (size_t i = 0; i < x->n_pend; i++) {
+                r = store_row_update(l, txn, x->pend[i].id, &x->pend[i].key, x->pend[i].value,
+                                     x->pend[i].len);
                 if (r < 0)
-                        break;
-                n++;
+                        return r;
         }
-        if (r == 0 && rc == MDB_NOTFOUND)
-                x->done = true;
-        else if (r == 0 && rc != 0)
-                r = ledger_fail(l, rc);
-        mdb_cursor_close(c);
-        for (size_t i = 0; r == 0 && i < x->n_pend; i++) {
-                MDB_val pk = {.mv_size = ROW_KEY_SIZE, .mv_data = x->pend[i].key},
-                        pv = {.mv_size = x->pend[i].len, .mv_data = x->pend[i].value};
-                r = ledger_fail(l, mdb_put(txn, l->dbi[DB_USAGE], &pk, &pv, 0));
-        }
-        return r;
+        return 0;
 }
 
 int ledger_reprice(struct ledger *l, ledger_reprice_fn fn, void *u, size_t rows_per_txn,
@@ -134,7 +130,7 @@ int ledger_reprice(struct ledger *l, ledger_reprice_fn fn, void *u, size_t rows_
                 total.rows_changed += x->txn_res.rows_changed;
                 total.cost_delta_nano += x->txn_res.cost_delta_nano;
                 total.txns++;
-                memcpy(x->start, x->next, ROW_KEY_SIZE);
+                memcpy(x->start, x->next, sizeof(x->start));
                 x->have_start = true;
         }
         free(x->pend);

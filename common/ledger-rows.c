@@ -15,40 +15,52 @@
 
 /* ---- commit -------------------------------------------------------------- */
 
-/* Inserts the incoming row's calls that the activity db lacks. Insert
- * (grow_into NULL): keyed under in itself, index i. Merge: keyed under the
- * stored row grow_into, new calls numbered after its existing ones and
- * counted into grow_into->n_calls. */
-static int put_calls(struct ledger *l, MDB_txn *txn, const struct usage_row *in,
+/* The incoming row's calls that its stored row lacks, under the row's id,
+ * each call key once. A new row (grow_into NULL): its calls at their own
+ * indexes, appended. A merge: those whose call key is not there yet,
+ * numbered after the stored row's calls and counted into grow_into->n_calls. */
+static int put_calls(struct ledger *l, MDB_txn *txn, uint64_t id, const struct usage_row *in,
                      struct usage_row *grow_into, size_t *added)
 {
         const struct usage_row *m = grow_into ? grow_into : in;
         bool grow = grow_into != NULL;
         uint32_t n = in->n_calls < ROW_CALLS_MAX ? in->n_calls : ROW_CALLS_MAX;
-        uint32_t have = m->n_calls;
+        uint32_t have = m->n_calls, next = 0;
+        struct row_key stored[ROW_CALLS_MAX];
+        size_t n_stored = 0;
+        int r;
 
+        if (grow && n && (r = store_calls_of(l, txn, id, stored, ROW_CALLS_MAX, &n_stored, &next)) < 0)
+                return r;
+        if (have < next)
+                have = next; /* never an index taken already */
         for (uint32_t i = 0; i < n; i++) {
                 const struct tool_call *c = &in->calls[i];
                 uint8_t vb[64 + ROW_TOOL_MAX + CALL_NAME_MAX];
                 struct activity_entry e = {.usage_key = m->key, .time_ms = m->time_ms,
                                            .index = grow ? have : i};
                 struct row_key ck;
-                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = ck.b}, v = {.mv_data = vb};
-                int rc;
+                size_t len;
+                bool known = false;
 
                 row_call_key(&m->key, i, c->id, &ck);
+                for (size_t j = 0; j < n_stored && !known; j++)
+                        known = memcmp(stored[j].b, ck.b, ROW_KEY_SIZE) == 0;
+                if (known)
+                        continue;
                 memcpy(e.tool, m->tool, sizeof(e.tool));
                 memcpy(e.name, c->name, sizeof(e.name));
-                rc = ledger_activity_encode(&e, vb, sizeof(vb), &v.mv_size);
-                if (rc < 0)
-                        return rc;
-                rc = mdb_put(txn, l->dbi[DB_ACTIVITY], &k, &v, MDB_NOOVERWRITE);
-                if (rc == MDB_KEYEXIST)
-                        continue;
-                if (rc)
-                        return ledger_fail(l, rc);
-                if ((rc = ledger_outbox_note(l, txn, OUTBOX_CALL, &ck, 0)) < 0) /* team outbox */
-                        return rc;
+                r = ledger_activity_encode(&e, vb, sizeof(vb), &len);
+                if (r < 0)
+                        return r;
+                r = store_call_put(l, txn, id, e.index, &ck, vb, len, !grow);
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        continue; /* the place is taken (cannot be: indexes are unique) */
+                if ((r = ledger_outbox_note_call(l, txn, id, e.index)) < 0) /* team outbox */
+                        return r;
+                stored[n_stored++] = ck; /* a second call of the same id in this row is one */
                 (*added)++;
                 have++;
         }
@@ -101,40 +113,29 @@ static void merge_row(struct usage_row *m, const struct usage_row *in)
         fill_empty(m->tier, in->tier, sizeof(m->tier));
 }
 
-static int put_row(struct ledger *l, MDB_txn *txn, const struct usage_row *r, unsigned flags)
-{
-        uint8_t buf[ROW_ENCODED_MAX];
-        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)r->key.b}, v = {.mv_data = buf};
-        int ret = row_encode(r, buf, sizeof(buf), &v.mv_size);
-
-        if (ret < 0)
-                return ret;
-        ret = mdb_put(txn, l->dbi[DB_USAGE], &k, &v, flags);
-        return ret == MDB_KEYEXIST ? 1 : ledger_fail(l, ret);
-}
-
 static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in,
                       struct commit_result *res)
 {
         struct usage_row *old = &l->scratch_old, *m = &l->scratch_new;
-        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)in->key.b}, v;
         uint8_t a[ROW_ENCODED_MAX], b[ROW_ENCODED_MAX];
         size_t alen, blen;
-        int r, rc;
+        uint64_t id;
+        int r;
 
         if (in->flags & ROW_F_UPSERT) {
-                rc = mdb_get(txn, l->dbi[DB_USAGE], &k, &v);
-                if (rc && rc != MDB_NOTFOUND)
-                        return ledger_fail(l, rc);
-                if (rc == 0) {
-                        if ((r = row_decode(v.mv_data, v.mv_size, old)) < 0)
+                struct stored_row st;
+                r = store_row_find(l, txn, &in->key, &st);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                if (r == 0) {
+                        if ((r = row_decode(st.enc.mv_data, st.enc.mv_size, old)) < 0)
                                 return r;
                         old->key = in->key;
                         /* the fields without calls[] (12 KB of it): merge_row
                          * and the encoding never read a stored row's calls */
                         memcpy(m, old, offsetof(struct usage_row, calls));
                         merge_row(m, in);
-                        r = put_calls(l, txn, in, m, &res->calls_added);
+                        r = put_calls(l, txn, st.id, in, m, &res->calls_added);
                         if (r == 0)
                                 r = row_encode(old, a, sizeof(a), &alen);
                         if (r == 0)
@@ -145,7 +146,7 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                                 res->dup++;
                                 return ROW_DUP;
                         }
-                        r = put_row(l, txn, m, 0);
+                        r = store_row_update(l, txn, st.id, &in->key, b, blen);
                         if (r == 0)
                                 r = ledger_outbox_note(l, txn, OUTBOX_ROW, &in->key, 0);
                         if (r == 0)
@@ -158,7 +159,9 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
                         return ROW_MERGED;
                 }
         }
-        r = put_row(l, txn, in, MDB_NOOVERWRITE);
+        r = row_encode(in, b, sizeof(b), &blen);
+        if (r == 0)
+                r = store_row_insert(l, txn, &in->key, b, blen, &id);
         if (r < 0)
                 return r;
         if (r == 1) {
@@ -167,7 +170,7 @@ static int commit_row(struct ledger *l, MDB_txn *txn, const struct usage_row *in
         }
         r = ledger_outbox_note(l, txn, OUTBOX_ROW, &in->key, 0);
         if (r == 0)
-                r = put_calls(l, txn, in, NULL, &res->calls_added);
+                r = put_calls(l, txn, id, in, NULL, &res->calls_added);
         if (r == 0)
                 r = ledger_sums_add(l, txn, in, +1);
         if (r < 0)
@@ -295,13 +298,12 @@ struct activity_scan {
         void *u;
 };
 
-static int activity_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
+static int activity_entry_fn(const struct stored_call *c, void *ctx)
 {
         struct activity_scan *s = ctx;
         struct activity_entry e;
-        int r = ledger_activity_decode(v, &e);
+        int r = ledger_activity_decode(&c->enc, &e);
 
-        (void)k;
         return r < 0 ? r : s->cb(&e, s->u);
 }
 
@@ -309,7 +311,14 @@ int ledger_foreach_activity(struct ledger *l,
                             int (*cb)(const struct activity_entry *e, void *u), void *u)
 {
         struct activity_scan s = {cb, u};
-        return ledger_scan(l, DB_ACTIVITY, NULL, activity_entry_fn, &s);
+        MDB_txn *txn;
+        int r = ledger_read_begin(l, &txn);
+
+        if (r < 0)
+                return r;
+        r = store_calls_walk(l, txn, NULL, activity_entry_fn, &s);
+        ledger_read_end(l, txn);
+        return r;
 }
 
 struct row_scan {
@@ -318,17 +327,14 @@ struct row_scan {
         struct usage_row *row;
 };
 
-static int row_entry_fn(const MDB_val *k, const MDB_val *v, void *ctx)
+static int row_entry_fn(const struct stored_row *st, void *ctx)
 {
         struct row_scan *s = ctx;
-        int r;
+        int r = row_decode(st->enc.mv_data, st->enc.mv_size, s->row);
 
-        if (k->mv_size != ROW_KEY_SIZE)
-                return -EBADMSG;
-        r = row_decode(v->mv_data, v->mv_size, s->row);
         if (r < 0)
                 return r;
-        memcpy(s->row->key.b, k->mv_data, ROW_KEY_SIZE);
+        s->row->key = st->key;
         return s->cb(s->row, s->u);
 }
 
@@ -336,26 +342,31 @@ int ledger_foreach_row(struct ledger *l, int (*cb)(const struct usage_row *r, vo
                        void *u)
 {
         struct row_scan s = {cb, u, malloc(sizeof(struct usage_row))};
+        MDB_txn *txn;
         int r;
 
         if (!s.row)
                 return -ENOMEM;
-        r = ledger_scan(l, DB_USAGE, NULL, row_entry_fn, &s);
+        r = ledger_read_begin(l, &txn);
+        if (r == 0) {
+                r = store_rows_walk(l, txn, NULL, row_entry_fn, &s);
+                ledger_read_end(l, txn);
+        }
         free(s.row);
         return r;
 }
 
 int ledger_get_row(struct ledger *l, const struct row_key *key, struct usage_row *ret_row)
 {
-        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b}, v;
+        struct stored_row st;
         MDB_txn *txn;
         int r = ledger_read_begin(l, &txn);
 
         if (r < 0)
                 return r;
-        r = ledger_errno(mdb_get(txn, l->dbi[DB_USAGE], &k, &v));
+        r = store_row_find(l, txn, key, &st);
         if (r == 0)
-                r = row_decode(v.mv_data, v.mv_size, ret_row);
+                r = row_decode(st.enc.mv_data, st.enc.mv_size, ret_row);
         if (r == 0)
                 ret_row->key = *key;
         ledger_read_end(l, txn);

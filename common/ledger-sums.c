@@ -486,32 +486,26 @@ int ledger_get_session(struct ledger *l, const char *tool, const char *session,
 
 /* ---- rebuild ------------------------------------------------------------- */
 
+static int rebuild_row(const struct stored_row *st, void *u)
+{
+        struct ledger *l = ((void **)u)[0];
+        MDB_txn *txn = ((void **)u)[1];
+        int r = row_decode(st->enc.mv_data, st->enc.mv_size, &l->scratch_new);
+
+        return r < 0 ? r : ledger_sums_apply(l, txn, &l->scratch_new, +1);
+}
+
 static int rebuild_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
-        struct usage_row *row = &l->scratch_new;
-        MDB_cursor *c;
-        MDB_val k, v;
-        int r, rc;
+        void *ctx[2] = {l, txn};
+        int rc;
 
         (void)u;
         l->rollup_epoch++;
         if ((rc = mdb_drop(txn, l->dbi[DB_ROLLUP], 0)) != 0 ||
-            (rc = mdb_drop(txn, l->dbi[DB_SESSIONS], 0)) != 0 ||
-            (rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c)) != 0)
+            (rc = mdb_drop(txn, l->dbi[DB_SESSIONS], 0)) != 0)
                 return ledger_fail(l, rc);
-        r = 0;
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
-             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-                r = row_decode(v.mv_data, v.mv_size, row);
-                if (r == 0)
-                        r = ledger_sums_apply(l, txn, row, +1);
-                if (r < 0)
-                        break;
-        }
-        if (r == 0 && rc != MDB_NOTFOUND)
-                r = ledger_fail(l, rc);
-        mdb_cursor_close(c);
-        return r;
+        return store_rows_walk(l, txn, NULL, rebuild_row, ctx);
 }
 
 int ledger_rebuild_rollups(struct ledger *l)

@@ -23,9 +23,10 @@
 #define SOURCE_KEY_INLINE 400      /* longer paths are keyed by their hash */
 
 static const char *const db_names[DB_COUNT] = {
-        [DB_META] = "meta",         [DB_USAGE] = "usage",       [DB_ACTIVITY] = "activity",
-        [DB_SOURCES] = "sources",   [DB_IDENTITY] = "identity", [DB_ROLLUP] = "rollup",
-        [DB_SESSIONS] = "sessions", /* DB_OUTBOX: ledger-outbox.c */
+        [DB_META] = "meta",         [DB_ROWS] = "rows",         [DB_ROWKEYS] = "rowkeys",
+        [DB_CALLS] = "calls",       [DB_SOURCES] = "sources",   [DB_IDENTITY] = "identity",
+        [DB_ROLLUP] = "rollup",     [DB_SESSIONS] = "sessions", [DB_USAGE] = "usage",
+        [DB_ACTIVITY] = "activity", /* DB_OUTBOX: ledger-outbox.c */
 };
 
 /* The only process-wide state: why the last ledger_open() on this thread
@@ -133,8 +134,17 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
         r = check_schema(l, txn, !l->rdonly);
         if (r < 0)
                 return r;
-        for (int i = DB_META + 1; i < DB_OUTBOX; i++) {
+        /* schema 1's rows and calls: there until migrated (store_migrate) */
+        l->have_old_rows = mdb_dbi_open(txn, db_names[DB_USAGE], 0, &l->dbi[DB_USAGE]) == 0 &&
+                           mdb_dbi_open(txn, db_names[DB_ACTIVITY], 0, &l->dbi[DB_ACTIVITY]) == 0;
+        l->have_rows = true;
+        for (int i = DB_META + 1; i < DB_USAGE; i++) {
                 rc = mdb_dbi_open(txn, db_names[i], flags, &l->dbi[i]);
+                if (rc == MDB_NOTFOUND && l->rdonly && l->have_old_rows &&
+                    (i == DB_ROWS || i == DB_ROWKEYS || i == DB_CALLS)) {
+                        l->have_rows = false; /* a schema-1 ledger, read as it is */
+                        continue;
+                }
                 if (rc) {
                         snprintf(open_error, sizeof(open_error), "ledger %s: database %s: %s",
                                  l->path, db_names[i], mdb_strerror(rc));
@@ -249,6 +259,15 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
                         snprintf(open_error, sizeof(open_error), "ledger %s: %s", l->path,
                                  strerror(-r));
                 goto fail;
+        }
+        if (r == 0 && !l->rdonly && l->have_old_rows) {
+                r = store_migrate(l);
+                if (r < 0) {
+                        snprintf(open_error, sizeof(open_error),
+                                 "ledger %s: moving its rows to the new layout failed: %s", l->path,
+                                 strerror(-r));
+                        goto fail;
+                }
         }
         if (!l->rdonly && !ledger_marker_exists(dir) && ledger_sync(l) == 0)
                 ledger_mark_created(dir); /* after the sync: the marker never precedes the data */
@@ -590,9 +609,11 @@ int ledger_meta_set(struct ledger *l, const char *name, const char *value)
 
 int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
 {
-        static const int which[] = {DB_USAGE, DB_ACTIVITY, DB_SOURCES, DB_SESSIONS, DB_ROLLUP};
+        static const int which[] = {DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_SESSIONS, DB_ROLLUP,
+                                    DB_USAGE, DB_ACTIVITY};
         struct ledger_stats s = {0};
-        uint64_t *out[] = {&s.rows, &s.calls, &s.sources, &s.sessions, &s.rollups};
+        uint64_t old_rows = 0, old_calls = 0;
+        uint64_t *out[] = {&s.rows, &s.calls, &s.sources, &s.sessions, &s.rollups, &old_rows, &old_calls};
         MDB_envinfo info;
         struct stat st;
         MDB_txn *txn;
@@ -602,11 +623,17 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
                 return r;
         for (size_t i = 0; r == 0 && i < sizeof(which) / sizeof(which[0]); i++) {
                 MDB_stat ms;
+                bool store = which[i] == DB_ROWKEYS || which[i] == DB_CALLS;
+                bool old = which[i] == DB_USAGE || which[i] == DB_ACTIVITY;
+                if ((store && !l->have_rows) || (old && !l->have_old_rows))
+                        continue;
                 r = ledger_errno(mdb_stat(txn, l->dbi[which[i]], &ms));
                 if (r == 0)
                         *out[i] = ms.ms_entries;
         }
         ledger_read_end(l, txn);
+        s.rows += old_rows;
+        s.calls += old_calls;
         if (r < 0)
                 return r;
         r = ledger_errno(mdb_env_info(l->env, &info));

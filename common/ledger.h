@@ -9,7 +9,7 @@
 
 #include "row.h"
 
-#define LEDGER_SCHEMA_VERSION 1
+#define LEDGER_SCHEMA_VERSION 2 /* 2: rows appended by id (ledger-store.c); 1 is migrated */
 #define LEDGER_FILE "ledger.mdb" /* inside the state directory; with -lock */
 
 struct ledger;

@@ -3,6 +3,7 @@
  * for the workers' new jobs and free space, one for the writer's waits. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -118,7 +119,7 @@ int read_pool_new(unsigned threads, struct read_pool **ret_pool)
 {
         struct read_pool *p = calloc(1, sizeof(*p));
         pthread_condattr_t ca;
-        int r;
+        int r = 0;
 
         if (!p)
                 return -ENOMEM;
@@ -135,13 +136,21 @@ int read_pool_new(unsigned threads, struct read_pool **ret_pool)
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* read_job_next's deadline */
         pthread_cond_init(&p->ready, &ca);
         pthread_condattr_destroy(&ca);
+        /* workers take no signal (they inherit this mask): the daemon's
+         * go to its event loop (signalfd), whatever thread they hit */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         for (unsigned i = 0; i < threads; i++) {
                 r = pthread_create(&p->threads[i], NULL, worker, p);
-                if (r) {
-                        read_pool_free(p);
-                        return -r;
-                }
+                if (r)
+                        break;
                 p->n_threads++;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r) {
+                read_pool_free(p);
+                return -r;
         }
         *ret_pool = p;
         return 0;

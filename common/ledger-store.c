@@ -1,0 +1,448 @@
+/* Where the ledger keeps rows and tool calls (schema 2): a row is appended
+ * under the next row id (db `rows`: id -> content key + row value), found
+ * by its content key through db `rowkeys` (content key -> id), and its tool
+ * calls sit under its id (db `calls`: id + index -> call key + activity
+ * value). Keys that grow with every insert land on the last page of their
+ * B-tree, so a scan writes each page about once; only `rowkeys`, small
+ * entries, takes random inserts. Schema 1 kept rows and calls under their
+ * content keys (dbs `usage` and `activity`): store_migrate moves them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binio.h"
+#include "ledger-internal.h"
+
+#define ROW_ID_SIZE 8
+#define CALL_ID_SIZE 12
+#define MIGRATE_CHUNK 20000 /* rows or calls moved per transaction */
+
+static void call_id(uint8_t k[CALL_ID_SIZE], uint64_t id, uint32_t index)
+{
+        be64_put(k, id);
+        k[8] = (uint8_t)(index >> 24);
+        k[9] = (uint8_t)(index >> 16);
+        k[10] = (uint8_t)(index >> 8);
+        k[11] = (uint8_t)index;
+}
+
+static uint32_t call_index(const uint8_t *k)
+{
+        return (uint32_t)k[8] << 24 | (uint32_t)k[9] << 16 | (uint32_t)k[10] << 8 | k[11];
+}
+
+/* The next row id (one past the last stored), read once per handle: ids
+ * taken by a transaction that then failed are gaps, never reused. */
+static int next_row_id(struct ledger *l, MDB_txn *txn, uint64_t *ret)
+{
+        if (!l->row_next) {
+                MDB_cursor *c;
+                MDB_val k, v;
+                int rc = mdb_cursor_open(txn, l->dbi[DB_ROWS], &c);
+                if (rc)
+                        return ledger_fail(l, rc);
+                rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+                mdb_cursor_close(c);
+                if (rc == MDB_NOTFOUND)
+                        l->row_next = 1;
+                else if (rc)
+                        return ledger_fail(l, rc);
+                else if (k.mv_size != ROW_ID_SIZE)
+                        return -EBADMSG;
+                else
+                        l->row_next = be64_get(k.mv_data) + 1;
+        }
+        *ret = l->row_next;
+        return 0;
+}
+
+static int put_row_value(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
+                         const uint8_t *enc, size_t len, unsigned flags)
+{
+        uint8_t kb[ROW_ID_SIZE], vb[ROW_KEY_SIZE + ROW_ENCODED_MAX];
+        MDB_val k = {.mv_size = ROW_ID_SIZE, .mv_data = kb}, v = {.mv_size = ROW_KEY_SIZE + len, .mv_data = vb};
+
+        if (len > ROW_ENCODED_MAX)
+                return -EINVAL;
+        be64_put(kb, id);
+        memcpy(vb, key->b, ROW_KEY_SIZE);
+        memcpy(vb + ROW_KEY_SIZE, enc, len);
+        return ledger_fail(l, mdb_put(txn, l->dbi[DB_ROWS], &k, &v, flags));
+}
+
+static int stored_from(const MDB_val *k, const MDB_val *v, struct stored_row *ret)
+{
+        if (k->mv_size != ROW_ID_SIZE || v->mv_size < ROW_KEY_SIZE)
+                return -EBADMSG;
+        ret->id = be64_get(k->mv_data);
+        memcpy(ret->key.b, v->mv_data, ROW_KEY_SIZE);
+        ret->enc = (MDB_val){.mv_size = v->mv_size - ROW_KEY_SIZE,
+                             .mv_data = (uint8_t *)v->mv_data + ROW_KEY_SIZE};
+        return 0;
+}
+
+int store_row_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, struct stored_row *ret)
+{
+        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b}, v, ik, iv;
+        uint8_t ib[ROW_ID_SIZE];
+        int rc;
+
+        if (l->have_rows) {
+                rc = mdb_get(txn, l->dbi[DB_ROWKEYS], &k, &v);
+                if (rc == 0) {
+                        if (v.mv_size != ROW_ID_SIZE)
+                                return -EBADMSG;
+                        memcpy(ib, v.mv_data, ROW_ID_SIZE);
+                        ik = (MDB_val){.mv_size = ROW_ID_SIZE, .mv_data = ib};
+                        rc = mdb_get(txn, l->dbi[DB_ROWS], &ik, &iv);
+                        if (rc == MDB_NOTFOUND)
+                                return -EBADMSG; /* an index entry without its row */
+                        if (rc)
+                                return ledger_fail(l, rc);
+                        return stored_from(&ik, &iv, ret);
+                }
+                if (rc != MDB_NOTFOUND)
+                        return ledger_fail(l, rc);
+        }
+        if (l->have_old_rows) { /* a schema-1 ledger read as it is */
+                rc = mdb_get(txn, l->dbi[DB_USAGE], &k, &v);
+                if (rc == 0) {
+                        ret->id = 0;
+                        ret->key = *key;
+                        ret->enc = v;
+                        return 0;
+                }
+                if (rc != MDB_NOTFOUND)
+                        return ledger_fail(l, rc);
+        }
+        return -ENOENT;
+}
+
+int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, const uint8_t *enc,
+                     size_t len, uint64_t *ret_id)
+{
+        uint8_t ib[ROW_ID_SIZE];
+        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b},
+                v = {.mv_size = ROW_ID_SIZE, .mv_data = ib};
+        uint64_t id = 0;
+        int r = next_row_id(l, txn, &id), rc;
+
+        if (r < 0)
+                return r;
+        be64_put(ib, id);
+        rc = mdb_put(txn, l->dbi[DB_ROWKEYS], &k, &v, MDB_NOOVERWRITE);
+        if (rc == MDB_KEYEXIST)
+                return 1;
+        if (rc)
+                return ledger_fail(l, rc);
+        r = put_row_value(l, txn, id, key, enc, len, MDB_APPEND);
+        if (r < 0)
+                return r;
+        l->row_next = id + 1;
+        *ret_id = id;
+        return 0;
+}
+
+int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
+                     const uint8_t *enc, size_t len)
+{
+        return put_row_value(l, txn, id, key, enc, len, 0);
+}
+
+int store_rows_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from_id,
+                    int (*fn)(const struct stored_row *r, void *u), void *u)
+{
+        int dbs[2] = {DB_ROWS, DB_USAGE};
+        bool have[2] = {l->have_rows, l->have_old_rows && !from_id};
+
+        for (int i = 0; i < 2; i++) {
+                MDB_cursor *c;
+                MDB_val k, v;
+                int r = 0, rc;
+
+                if (!have[i])
+                        continue;
+                rc = mdb_cursor_open(txn, l->dbi[dbs[i]], &c);
+                if (rc)
+                        return ledger_fail(l, rc);
+                if (i == 0 && from_id)
+                        k = (MDB_val){.mv_size = ROW_ID_SIZE, .mv_data = (void *)from_id};
+                rc = mdb_cursor_get(c, &k, &v, i == 0 && from_id ? MDB_SET_RANGE : MDB_FIRST);
+                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+                        struct stored_row s;
+                        if (i == 0) {
+                                r = stored_from(&k, &v, &s);
+                        } else if (k.mv_size != ROW_KEY_SIZE) {
+                                r = -EBADMSG;
+                        } else {
+                                s = (struct stored_row){.enc = v};
+                                memcpy(s.key.b, k.mv_data, ROW_KEY_SIZE);
+                        }
+                        if (r == 0)
+                                r = fn(&s, u);
+                        if (r != 0)
+                                break;
+                }
+                mdb_cursor_close(c);
+                if (r != 0)
+                        return r;
+                if (rc != MDB_NOTFOUND)
+                        return ledger_fail(l, rc);
+        }
+        return 0;
+}
+
+/* ---- calls --------------------------------------------------------------- */
+
+int store_call_put(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index,
+                   const struct row_key *ck, const uint8_t *enc, size_t len, bool append)
+{
+        uint8_t kb[CALL_ID_SIZE], vb[ROW_KEY_SIZE + 256];
+        MDB_val k = {.mv_size = CALL_ID_SIZE, .mv_data = kb}, v = {.mv_size = ROW_KEY_SIZE + len, .mv_data = vb};
+        int rc;
+
+        if (len > sizeof(vb) - ROW_KEY_SIZE)
+                return -EINVAL;
+        call_id(kb, id, index);
+        memcpy(vb, ck->b, ROW_KEY_SIZE);
+        memcpy(vb + ROW_KEY_SIZE, enc, len);
+        rc = mdb_put(txn, l->dbi[DB_CALLS], &k, &v, append ? MDB_APPEND : MDB_NOOVERWRITE);
+        if (rc == MDB_KEYEXIST)
+                return 1;
+        return ledger_fail(l, rc);
+}
+
+int store_calls_of(struct ledger *l, MDB_txn *txn, uint64_t id, struct row_key *keys, size_t cap,
+                   size_t *ret_n, uint32_t *ret_next_index)
+{
+        uint8_t kb[CALL_ID_SIZE];
+        MDB_val k = {.mv_size = CALL_ID_SIZE, .mv_data = kb}, v;
+        MDB_cursor *c;
+        size_t n = 0;
+        uint32_t next = 0;
+        int rc;
+
+        call_id(kb, id, 0);
+        rc = mdb_cursor_open(txn, l->dbi[DB_CALLS], &c);
+        if (rc)
+                return ledger_fail(l, rc);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0;
+             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+                if (k.mv_size != CALL_ID_SIZE || be64_get(k.mv_data) != id)
+                        break;
+                if (v.mv_size >= ROW_KEY_SIZE && n < cap)
+                        memcpy(keys[n++].b, v.mv_data, ROW_KEY_SIZE);
+                next = call_index(k.mv_data) + 1;
+        }
+        mdb_cursor_close(c);
+        if (rc && rc != MDB_NOTFOUND)
+                return ledger_fail(l, rc);
+        *ret_n = n;
+        *ret_next_index = next;
+        return 0;
+}
+
+int store_call_get(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index, struct row_key *ret_ck,
+                   MDB_val *ret_enc)
+{
+        uint8_t kb[CALL_ID_SIZE];
+        MDB_val k = {.mv_size = CALL_ID_SIZE, .mv_data = kb}, v;
+        int rc;
+
+        call_id(kb, id, index);
+        rc = mdb_get(txn, l->dbi[DB_CALLS], &k, &v);
+        if (rc)
+                return ledger_errno(rc);
+        if (v.mv_size < ROW_KEY_SIZE)
+                return -EBADMSG;
+        memcpy(ret_ck->b, v.mv_data, ROW_KEY_SIZE);
+        *ret_enc = (MDB_val){.mv_size = v.mv_size - ROW_KEY_SIZE, .mv_data = (uint8_t *)v.mv_data + ROW_KEY_SIZE};
+        return 0;
+}
+
+int store_calls_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from,
+                     int (*fn)(const struct stored_call *c, void *u), void *u)
+{
+        int dbs[2] = {DB_CALLS, DB_ACTIVITY};
+        bool have[2] = {l->have_rows, l->have_old_rows && !from};
+
+        for (int i = 0; i < 2; i++) {
+                MDB_cursor *c;
+                MDB_val k, v;
+                int r = 0, rc;
+
+                if (!have[i])
+                        continue;
+                rc = mdb_cursor_open(txn, l->dbi[dbs[i]], &c);
+                if (rc)
+                        return ledger_fail(l, rc);
+                if (i == 0 && from)
+                        k = (MDB_val){.mv_size = CALL_ID_SIZE, .mv_data = (void *)from};
+                rc = mdb_cursor_get(c, &k, &v, i == 0 && from ? MDB_SET_RANGE : MDB_FIRST);
+                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+                        struct stored_call s = {0};
+                        if (i == 0) {
+                                if (k.mv_size != CALL_ID_SIZE || v.mv_size < ROW_KEY_SIZE) {
+                                        r = -EBADMSG;
+                                        break;
+                                }
+                                s.id = be64_get(k.mv_data);
+                                s.index = call_index(k.mv_data);
+                                memcpy(s.ck.b, v.mv_data, ROW_KEY_SIZE);
+                                s.enc = (MDB_val){.mv_size = v.mv_size - ROW_KEY_SIZE,
+                                                  .mv_data = (uint8_t *)v.mv_data + ROW_KEY_SIZE};
+                        } else {
+                                if (k.mv_size != ROW_KEY_SIZE) {
+                                        r = -EBADMSG;
+                                        break;
+                                }
+                                memcpy(s.ck.b, k.mv_data, ROW_KEY_SIZE);
+                                s.enc = v;
+                        }
+                        r = fn(&s, u);
+                        if (r != 0)
+                                break;
+                }
+                mdb_cursor_close(c);
+                if (r != 0)
+                        return r;
+                if (rc != MDB_NOTFOUND)
+                        return ledger_fail(l, rc);
+        }
+        return 0;
+}
+
+/* ---- schema 1 -> 2 ---------------------------------------------------------- */
+
+/* Up to MIGRATE_CHUNK rows out of `usage` into `rows` and `rowkeys`. */
+static int migrate_rows_txn(struct ledger *l, MDB_txn *txn, void *u)
+{
+        bool *done = u;
+        MDB_cursor *c;
+        MDB_val k, v;
+        size_t n = 0;
+        int r = 0, rc;
+
+        l->row_next = 0; /* a retried txn reads it again */
+        rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
+        if (rc)
+                return ledger_fail(l, rc);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < MIGRATE_CHUNK;
+             rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
+                struct row_key key;
+                uint64_t id;
+                if (k.mv_size != ROW_KEY_SIZE || v.mv_size > ROW_ENCODED_MAX) {
+                        r = -EBADMSG;
+                        break;
+                }
+                memcpy(key.b, k.mv_data, ROW_KEY_SIZE);
+                r = store_row_insert(l, txn, &key, v.mv_data, v.mv_size, &id);
+                if (r < 0)
+                        break;
+                r = 0; /* 1 (there already): a crash between chunks cannot leave that, but fine */
+                rc = mdb_cursor_del(c, 0);
+                if (rc) {
+                        r = ledger_fail(l, rc);
+                        break;
+                }
+        }
+        mdb_cursor_close(c);
+        if (r < 0)
+                return r;
+        if (rc && rc != MDB_NOTFOUND)
+                return ledger_fail(l, rc);
+        *done = rc == MDB_NOTFOUND;
+        return 0;
+}
+
+/* Up to MIGRATE_CHUNK calls out of `activity` into `calls`, under their
+ * rows' ids (every row is in `rows` by now); an index taken twice (never
+ * written so, but cheap to survive) goes after the row's last. */
+static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
+{
+        bool *done = u;
+        MDB_cursor *c;
+        MDB_val k, v;
+        size_t n = 0;
+        int r = 0, rc;
+
+        rc = mdb_cursor_open(txn, l->dbi[DB_ACTIVITY], &c);
+        if (rc)
+                return ledger_fail(l, rc);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < MIGRATE_CHUNK;
+             rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
+                struct activity_entry e;
+                struct stored_row s;
+                struct row_key ck;
+                if (k.mv_size != ROW_KEY_SIZE) {
+                        r = -EBADMSG;
+                        break;
+                }
+                memcpy(ck.b, k.mv_data, ROW_KEY_SIZE);
+                r = ledger_activity_decode(&v, &e);
+                if (r == 0)
+                        r = store_row_find(l, txn, &e.usage_key, &s);
+                if (r == 0 && s.id) {
+                        r = store_call_put(l, txn, s.id, e.index, &ck, v.mv_data, v.mv_size, false);
+                        if (r == 1) {
+                                struct row_key keys[1];
+                                size_t nk;
+                                uint32_t next;
+                                r = store_calls_of(l, txn, s.id, keys, 0, &nk, &next);
+                                if (r == 0)
+                                        r = store_call_put(l, txn, s.id, next, &ck, v.mv_data, v.mv_size, false);
+                        }
+                }
+                /* a call whose row is gone (or that does not decode) is dropped */
+                if (r == -ENOENT || r == -EBADMSG)
+                        r = 0;
+                if (r < 0)
+                        break;
+                rc = mdb_cursor_del(c, 0);
+                if (rc) {
+                        r = ledger_fail(l, rc);
+                        break;
+                }
+        }
+        mdb_cursor_close(c);
+        if (r < 0)
+                return r;
+        if (rc && rc != MDB_NOTFOUND)
+                return ledger_fail(l, rc);
+        *done = rc == MDB_NOTFOUND;
+        return 0;
+}
+
+static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
+{
+        MDB_val k = {.mv_size = 14, .mv_data = (void *)"schema_version"}, v = {.mv_size = 1, .mv_data = "2"};
+        int rc;
+
+        (void)u;
+        if ((rc = mdb_drop(txn, l->dbi[DB_USAGE], 1)) != 0 || (rc = mdb_drop(txn, l->dbi[DB_ACTIVITY], 1)) != 0 ||
+            (rc = mdb_put(txn, l->dbi[DB_META], &k, &v, 0)) != 0)
+                return ledger_fail(l, rc);
+        return 0;
+}
+
+int store_migrate(struct ledger *l)
+{
+        bool done = false;
+        int r = 0;
+
+        if (!l->have_old_rows)
+                return 0;
+        while (r == 0 && !done)
+                r = ledger_write(l, migrate_rows_txn, &done);
+        for (done = false; r == 0 && !done;)
+                r = ledger_write(l, migrate_calls_txn, &done);
+        if (r == 0)
+                r = ledger_write(l, migrate_finish_txn, NULL);
+        if (r == 0)
+                l->have_old_rows = false; /* the drop closed their handles */
+        /* a team outbox names calls by their place now: everything is sent
+         * again, and the server keeps each row and call once */
+        if (r == 0 && l->outbox_on)
+                r = ledger_outbox_refill(l);
+        return r;
+}
