@@ -41,31 +41,45 @@ void row_set_str(char *dst, size_t cap, const char *src, size_t len)
  * differs from bytes, NULL differs from "". */
 enum { TAG_FORMAT = 'F', TAG_STR = 'S', TAG_NULL = 'N', TAG_U64 = 'U', TAG_BYTES = 'B' };
 
+/* Appends to buf, or to the state once buf cannot hold it. */
+static void kh_bytes(struct keyhash *h, const void *p, size_t n)
+{
+        if (!h->started || !n)
+                return;
+        if (!h->state && h->len + n <= sizeof(h->buf)) {
+                memcpy(h->buf + h->len, p, n);
+                h->len += n;
+                return;
+        }
+        if (!h->state) {
+                XXH3_state_t *st = XXH3_createState();
+                if (!st || XXH3_128bits_reset(st) != XXH_OK) {
+                        XXH3_freeState(st);
+                        h->started = false; /* keyhash_end gives the all-zero key */
+                        return;
+                }
+                XXH3_128bits_update(st, h->buf, h->len);
+                h->state = st;
+        }
+        XXH3_128bits_update(h->state, p, n);
+}
+
 static void kh_field(struct keyhash *h, uint8_t tag, const void *p, size_t n)
 {
         uint8_t hdr[9];
 
-        if (!h->state)
-                return;
         hdr[0] = tag;
         for (int i = 0; i < 8; i++)
                 hdr[1 + i] = (uint8_t)((uint64_t)n >> (8 * i));
-        XXH3_128bits_update(h->state, hdr, sizeof(hdr));
-        if (n)
-                XXH3_128bits_update(h->state, p, n);
+        kh_bytes(h, hdr, sizeof(hdr));
+        kh_bytes(h, p, n);
 }
 
 int keyhash_begin(struct keyhash *h, const char *format)
 {
-        XXH3_state_t *st = XXH3_createState();
-
-        if (!st)
-                return -ENOMEM;
-        if (XXH3_128bits_reset(st) != XXH_OK) {
-                XXH3_freeState(st);
-                return -EIO;
-        }
-        h->state = st;
+        h->state = NULL;
+        h->len = 0;
+        h->started = true;
         kh_field(h, TAG_FORMAT, format ? format : "", format ? strlen(format) : 0);
         return 0;
 }
@@ -91,18 +105,22 @@ void keyhash_bytes(struct keyhash *h, const void *p, size_t n)
         kh_field(h, TAG_BYTES, p, n);
 }
 
-/* Frees the state; a keyhash whose begin failed yields the all-zero key. */
+/* Frees the state; a keyhash that could not be built (no memory for a long
+ * one's state) yields the all-zero key. */
 void keyhash_end(struct keyhash *h, struct row_key *ret_key)
 {
         XXH128_canonical_t c;
 
-        if (!h->state) {
+        if (!h->started) {
+                XXH3_freeState(h->state);
+                h->state = NULL;
                 memset(ret_key, 0, sizeof(*ret_key));
                 return;
         }
-        XXH128_canonicalFromHash(&c, XXH3_128bits_digest(h->state));
+        XXH128_canonicalFromHash(&c, h->state ? XXH3_128bits_digest(h->state) : XXH3_128bits(h->buf, h->len));
         XXH3_freeState(h->state);
         h->state = NULL;
+        h->started = false;
         memcpy(ret_key->b, c.digest, ROW_KEY_SIZE);
 }
 
@@ -119,20 +137,15 @@ uint64_t hash64(const void *p, size_t n)
 void row_call_key(const struct row_key *usage_key, uint32_t index, const char *call_id,
                   struct row_key *ret_key)
 {
-        XXH3_state_t st;
-        struct keyhash h = {.state = &st};
-        XXH128_canonical_t c;
+        struct keyhash h;
 
-        XXH3_INITSTATE(&st);
-        XXH3_128bits_reset(&st);
-        kh_field(&h, TAG_FORMAT, "call", 4);
+        keyhash_begin(&h, "call");
         keyhash_bytes(&h, usage_key->b, ROW_KEY_SIZE);
         if (call_id && *call_id)
                 keyhash_str(&h, call_id);
         else
                 keyhash_u64(&h, index);
-        XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
-        memcpy(ret_key->b, c.digest, ROW_KEY_SIZE);
+        keyhash_end(&h, ret_key);
 }
 
 /* v1 layout (little-endian): u8 version, u32 flags, u8 kind, u8 cost_source,

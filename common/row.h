@@ -90,9 +90,16 @@ struct usage_row {
 void row_set_str(char *dst, size_t cap, const char *src, size_t len);
 #define ROW_SET(field, s) row_set_str((field), sizeof(field), (s), (s) ? strlen(s) : 0)
 
-/* Builds a 128-bit key from a tagged list of fields (keyhash_* below). */
+/* Builds a 128-bit key from a tagged list of fields (keyhash_* below). The
+ * fields go into buf and are hashed in one call at the end (a key of a few
+ * hundred bytes costs no allocation); past buf they stream into an XXH3
+ * state: the same key either way. */
+#define KEYHASH_INLINE 768
 struct keyhash {
-        void *state; /* XXH3 state */
+        void *state;  /* XXH3 state, once buf overflowed */
+        size_t len;   /* bytes in buf */
+        bool started; /* keyhash_begin succeeded */
+        uint8_t buf[KEYHASH_INLINE];
 };
 int keyhash_begin(struct keyhash *h, const char *format);
 void keyhash_str(struct keyhash *h, const char *s);
