@@ -33,7 +33,9 @@ SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wno-format-nonliteral -Wvla
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libpq is loaded with dlopen when a team ledger is used (common/pq.h): its
+# headers only, never linked (it would load 24 shared objects into every start)
+PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq,$(PKGS)) 2>/dev/null)
 # ncurses only for `agentmeterctl top` (ctl/top.c): the daemon never links it.
 CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
 CURSES_LIBS   = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)

@@ -22,6 +22,7 @@
 
 #include "ledger-outbox.h"
 #include "log.h"
+#include "pq.h"
 #include "team-batch.h"
 #include "team-push.h"
 #include "team-resolve.h"
@@ -54,6 +55,7 @@ enum op {
 };
 
 struct team_push {
+        const struct pq_api *pq; /* libpq, loaded by team_push_new */
         sd_event *event;
         struct ledger *ledger;
         struct team_conf conf;
@@ -133,7 +135,7 @@ static void io_off(struct team_push *p)
 /* Watches libpq's socket for reading, and writing while data waits. */
 static void io_update(struct team_push *p)
 {
-        int fd = p->conn ? PQsocket(p->conn) : -1;
+        int fd = p->conn ? p->pq->socket(p->conn) : -1;
         uint32_t ev = EPOLLIN | (p->want_write ? EPOLLOUT : 0);
 
         if (fd < 0) {
@@ -217,7 +219,7 @@ static void drop_connection(struct team_push *p)
 {
         io_off(p);
         if (p->conn)
-                PQfinish(p->conn);
+                p->pq->finish(p->conn);
         p->conn = NULL;
         p->op = OP_NONE;
         p->copying = false;
@@ -295,7 +297,7 @@ static const char *pq_message(const char *m, char *buf, size_t cap)
 
 static void connect_poll(struct team_push *p)
 {
-        PostgresPollingStatusType st = PQconnectPoll(p->conn);
+        PostgresPollingStatusType st = p->pq->connectPoll(p->conn);
         char b[ERR_MAX];
 
         switch (st) {
@@ -310,12 +312,12 @@ static void connect_poll(struct team_push *p)
         case PGRES_POLLING_OK:
                 break;
         default:
-                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 return;
         }
-        if (PQsetnonblocking(p->conn, 1) != 0) {
+        if (p->pq->setnonblocking(p->conn, 1) != 0) {
                 fail(p, "cannot make the connection non-blocking: %s",
-                     pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                     pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 return;
         }
         p->want_write = false;
@@ -324,8 +326,8 @@ static void connect_poll(struct team_push *p)
         p->op = OP_VERSION;
         p->op_failed = false;
         deadline_in(p, p->conf.query_timeout_s);
-        if (!PQsendQuery(p->conn, "SELECT version FROM " TEAM_SCHEMA ".schema_info")) {
-                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+        if (!p->pq->sendQuery(p->conn, "SELECT version FROM " TEAM_SCHEMA ".schema_info")) {
+                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 return;
         }
         pump(p);
@@ -358,16 +360,16 @@ static void connect_now(struct team_push *p)
         if (any)
                 kw[n] = "hostaddr", val[n++] = addrs;
         kw[n] = NULL, val[n] = NULL;
-        p->conn = PQconnectStartParams(kw, val, 0);
+        p->conn = p->pq->connectStartParams(kw, val, 0);
         if (!p->conn) {
                 fail(p, "out of memory");
                 return;
         }
-        if (PQstatus(p->conn) == CONNECTION_BAD) {
-                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+        if (p->pq->status(p->conn) == CONNECTION_BAD) {
+                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 return;
         }
-        PQsetNoticeProcessor(p->conn, quiet, NULL); /* notices are not ours to print */
+        p->pq->setNoticeProcessor(p->conn, quiet, NULL); /* notices are not ours to print */
         p->state = S_CONNECTING;
         p->want_write = true; /* as if PQconnectPoll had said WRITING */
         io_update(p);
@@ -403,7 +405,7 @@ static void start_connect(struct team_push *p)
 static void op_error(struct team_push *p, PGresult *res)
 {
         char b[ERR_MAX];
-        const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+        const char *state = p->pq->resultErrorField(res, PG_DIAG_SQLSTATE);
 
         if (p->op_failed)
                 return;
@@ -413,19 +415,19 @@ static void op_error(struct team_push *p, PGresult *res)
                          "the database has no agentmeterd team schema; run: agentmeterctl team init");
         else
                 snprintf(p->op_error, sizeof(p->op_error), "%s",
-                         pq_message(PQresultErrorMessage(res), b, sizeof(b)));
+                         pq_message(p->pq->resultErrorMessage(res), b, sizeof(b)));
 }
 
 static void on_result(struct team_push *p, PGresult *res)
 {
-        ExecStatusType st = PQresultStatus(res);
+        ExecStatusType st = p->pq->resultStatus(res);
 
         if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
                 op_error(p, res);
                 return;
         }
         if (p->op == OP_VERSION && st == PGRES_TUPLES_OK) {
-                long v = PQntuples(res) == 1 ? strtol(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+                long v = p->pq->ntuples(res) == 1 ? strtol(p->pq->getvalue(res, 0, 0), NULL, 10) : -1;
                 if (v > TEAM_SCHEMA_VERSION) {
                         p->op_failed = true;
                         snprintf(p->op_error, sizeof(p->op_error),
@@ -437,9 +439,9 @@ static void on_result(struct team_push *p, PGresult *res)
                                  "the team schema is version %ld, this agentmeterd needs %d: run "
                                  "agentmeterctl team init", v, TEAM_SCHEMA_VERSION);
                 }
-        } else if (p->op == OP_METER && st == PGRES_TUPLES_OK && PQntuples(res) == 1) {
-                p->meter_id = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
-                p->server_acked = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
+        } else if (p->op == OP_METER && st == PGRES_TUPLES_OK && p->pq->ntuples(res) == 1) {
+                p->meter_id = (int)strtol(p->pq->getvalue(res, 0, 0), NULL, 10);
+                p->server_acked = strtoull(p->pq->getvalue(res, 0, 1), NULL, 10);
         }
 }
 
@@ -470,8 +472,8 @@ static void send_meter(struct team_push *p)
         p->op = OP_METER;
         p->op_failed = false;
         p->meter_id = 0;
-        if (!PQsendQueryParams(p->conn, sql, 5, NULL, params, NULL, NULL, 0))
-                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+        if (!p->pq->sendQueryParams(p->conn, sql, 5, NULL, params, NULL, NULL, 0))
+                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
 }
 
 /* The server's cursor against the ledger's: see the top of this file. */
@@ -537,8 +539,8 @@ static void op_done(struct team_push *p)
                 char sql[1024];
                 snprintf(sql, sizeof(sql), "%sSET statement_timeout = %u", team_staging_sql,
                          p->conf.query_timeout_s * 1000);
-                if (!PQsendQuery(p->conn, sql))
-                        fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                if (!p->pq->sendQuery(p->conn, sql))
+                        fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 break;
         case OP_STAGING:
                 r = reconcile_cursor(p);
@@ -546,8 +548,8 @@ static void op_done(struct team_push *p)
                         /* a new identity: register it again */
                         static const char again[] = "DISCARD TEMP; SELECT version FROM " TEAM_SCHEMA ".schema_info";
                         p->op = OP_VERSION;
-                        if (!PQsendQuery(p->conn, again))
-                                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                        if (!p->pq->sendQuery(p->conn, again))
+                                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                         break;
                 }
                 if (r < 0) {
@@ -621,28 +623,28 @@ static bool write_out(struct team_push *p)
                 const struct team_buf *buf = copy_buf(p);
                 if (p->copy_off < buf->len) {
                         size_t n = buf->len - p->copy_off;
-                        int rc = PQputCopyData(p->conn, buf->p + p->copy_off, (int)(n > COPY_CHUNK ? COPY_CHUNK : n));
+                        int rc = p->pq->putCopyData(p->conn, buf->p + p->copy_off, (int)(n > COPY_CHUNK ? COPY_CHUNK : n));
                         if (rc == 0)
                                 return false;
                         if (rc < 0) {
-                                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                                 return false;
                         }
                         p->copy_off += n > COPY_CHUNK ? COPY_CHUNK : n;
                         continue;
                 }
-                int rc = PQputCopyEnd(p->conn, NULL);
+                int rc = p->pq->putCopyEnd(p->conn, NULL);
                 if (rc == 0)
                         return false;
                 if (rc < 0) {
-                        fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                        fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                         return false;
                 }
                 p->copying = false;
         }
-        int rc = PQflush(p->conn);
+        int rc = p->pq->flush(p->conn);
         if (rc < 0) {
-                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 return false;
         }
         return rc == 0;
@@ -662,23 +664,23 @@ static void pump(struct team_push *p)
                         return;
                 }
                 p->want_write = false;
-                if (!PQconsumeInput(p->conn)) {
-                        fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                if (!p->pq->consumeInput(p->conn)) {
+                        fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                         return;
                 }
                 bool again = false;
-                while (!PQisBusy(p->conn)) {
-                        PGresult *res = PQgetResult(p->conn);
+                while (!p->pq->isBusy(p->conn)) {
+                        PGresult *res = p->pq->getResult(p->conn);
                         if (!res) {
                                 op_done(p); /* may start the next query, or fail */
                                 again = p->conn && p->op != OP_NONE;
                                 break;
                         }
-                        if (PQresultStatus(res) == PGRES_COPY_IN) {
-                                PQclear(res);
+                        if (p->pq->resultStatus(res) == PGRES_COPY_IN) {
+                                p->pq->clear(res);
                                 p->copy_phase++;
                                 if (p->op != OP_BATCH || p->copy_phase > 2) {
-                                        PQputCopyEnd(p->conn, "unexpected COPY");
+                                        p->pq->putCopyEnd(p->conn, "unexpected COPY");
                                 } else {
                                         p->copying = true;
                                         p->copy_off = 0;
@@ -687,7 +689,7 @@ static void pump(struct team_push *p)
                                 break;
                         }
                         on_result(p, res);
-                        PQclear(res);
+                        p->pq->clear(res);
                 }
                 if (!again)
                         break;
@@ -707,14 +709,14 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *u)
         } else if (p->op == OP_NONE) {
                 /* idle: the server may have closed (a restart, a terminate) */
                 char b[ERR_MAX];
-                if (!PQconsumeInput(p->conn) || PQstatus(p->conn) == CONNECTION_BAD)
-                        fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                if (!p->pq->consumeInput(p->conn) || p->pq->status(p->conn) == CONNECTION_BAD)
+                        fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 else
-                        while (!PQisBusy(p->conn)) {
-                                PGresult *res = PQgetResult(p->conn);
+                        while (!p->pq->isBusy(p->conn)) {
+                                PGresult *res = p->pq->getResult(p->conn);
                                 if (!res)
                                         break;
-                                PQclear(res);
+                                p->pq->clear(res);
                         }
         } else {
                 pump(p);
@@ -745,10 +747,10 @@ static void send_batch(struct team_push *p)
                 fail(p, "out of memory");
                 return;
         }
-        sent = PQsendQuery(p->conn, q);
+        sent = p->pq->sendQuery(p->conn, q);
         free(q);
         if (!sent) {
-                fail(p, "%s", pq_message(PQerrorMessage(p->conn), b, sizeof(b)));
+                fail(p, "%s", pq_message(p->pq->errorMessage(p->conn), b, sizeof(b)));
                 return;
         }
         /* while the server works on it, read the next one */
@@ -821,8 +823,15 @@ int team_push_new(sd_event *e, struct ledger *l, const struct team_conf *conf,
         static const char *const extra_val[] = { "agentmeterd", "UTF8", "1", "30" };
         size_t n = 0;
 
+        char why[256];
+
         if (!p)
                 return -ENOMEM;
+        p->pq = pq_api(why, sizeof(why)); /* loaded already by the caller */
+        if (!p->pq) {
+                free(p);
+                return -ENOSYS;
+        }
         p->event = sd_event_ref(e);
         p->ledger = l;
         p->on_refill = on_refill;

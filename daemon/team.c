@@ -10,6 +10,7 @@
 
 #include "ledger-outbox.h"
 #include "log.h"
+#include "pq.h"
 #include "team-conf.h"
 #include "team-push.h"
 #include "team.h"
@@ -23,6 +24,7 @@ struct team {
         struct team_conf conf;
         char error[TEAM_ERROR_MAX + 64]; /* why there is no push ("" = none) */
         struct team_push *push;
+        const struct pq_api *pq; /* libpq, loaded when a push starts */
         sd_event_source *fill;
         struct outbox_walk walk;
         uint64_t filled;
@@ -42,12 +44,12 @@ static int parse_url(struct team *t, struct parsed *p)
         bool has_password = false;
         size_t n = 0;
 
-        p->opts = PQconninfoParse(t->conf.url, &err);
+        p->opts = t->pq->conninfoParse(t->conf.url, &err);
         if (!p->opts) {
                 snprintf(t->error, sizeof(t->error), "%s: url does not parse: %s", TEAM_CONF_FILE,
                          err ? err : "out of memory");
                 t->error[strcspn(t->error, "\n")] = 0;
-                PQfreemem(err);
+                t->pq->freemem(err);
                 return -EINVAL;
         }
         for (PQconninfoOption *o = p->opts; o->keyword && n < 63; o++) {
@@ -116,10 +118,15 @@ static void start_push(struct team *t)
         t->push = team_push_free(t->push);
         if (!t->present || t->error[0] || !t->event)
                 return;
+        t->pq = pq_api(t->error, sizeof(t->error));
+        if (!t->pq) {
+                log_warning("team ledger off: %s", t->error);
+                return;
+        }
         r = parse_url(t, &p);
         if (r == 0)
                 r = team_push_new(t->event, t->ledger, &t->conf, p.kw, p.val, fill_kick, t, &t->push);
-        PQconninfoFree(p.opts);
+        t->pq->conninfoFree(p.opts);
         if (r == -ENOMEM)
                 snprintf(t->error, sizeof(t->error), "out of memory");
         if (t->error[0])

@@ -42,7 +42,7 @@ ok $? "the daemon starts without team.conf"
 check "no team.conf: status says not configured" wait_until 10 holds '[ "$(ctl C status --json | jq .team.configured)" = false ]'
 check "no team.conf: no team line in status" holds '! ctl C status | grep -q "^team "'
 check "no team.conf: the ledger has no outbox DB" holds \
-	'mdb_stat -n -a "$T/C/state/agentmeterd/ledger.mdb" | grep -q "Status of usage" && ! mdb_stat -n -a "$T/C/state/agentmeterd/ledger.mdb" | grep -q "Status of outbox"'
+	'mdb_stat -n -a "$T/C/state/agentmeterd/ledger.mdb" | grep -q "Status of rows" && ! mdb_stat -n -a "$T/C/state/agentmeterd/ledger.mdb" | grep -q "Status of outbox"'
 metered "no team.conf"
 check "no team.conf: report --team says what is missing" holds \
 	'ctl C report daily --team 2>&1 | grep -q "no team is configured"'

@@ -48,6 +48,18 @@ const struct pq_api *pq_api(char *err, size_t cap)
         SYM(db, PQdb);
         SYM(host, PQhost);
         SYM(user, PQuser);
+        SYM(connectStartParams, PQconnectStartParams);
+        SYM(connectPoll, PQconnectPoll);
+        SYM(socket, PQsocket);
+        SYM(setnonblocking, PQsetnonblocking);
+        SYM(sendQuery, PQsendQuery);
+        SYM(sendQueryParams, PQsendQueryParams);
+        SYM(putCopyData, PQputCopyData);
+        SYM(putCopyEnd, PQputCopyEnd);
+        SYM(flush, PQflush);
+        SYM(consumeInput, PQconsumeInput);
+        SYM(isBusy, PQisBusy);
+        SYM(getResult, PQgetResult);
         return &api;
 fail:
         snprintf(err, cap, "libpq lacks %s", missing);

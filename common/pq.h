@@ -1,7 +1,8 @@
-/* libpq for agentmeterctl, loaded with dlopen on first use: only `team`
- * commands and `report --team` need it, and linking it would load 24
- * shared objects into every status line and report (measured: +2.8 ms
- * per start). The function pointers keep libpq's own types. */
+/* libpq, loaded with dlopen on first use: only a team ledger needs it (the
+ * daemon's push, agentmeterctl's `team` commands and `report --team`), and
+ * linking it loads 24 shared objects into every start (agentmeterctl: +2.8
+ * ms per status line; agentmeterd --once: 24 ms against 5). The function
+ * pointers keep libpq's own types. */
 #pragma once
 
 #include <libpq-fe.h>
@@ -28,6 +29,19 @@ struct pq_api {
         __typeof__(PQdb) *db;
         __typeof__(PQhost) *host;
         __typeof__(PQuser) *user;
+        /* the asynchronous API (the daemon's push) */
+        __typeof__(PQconnectStartParams) *connectStartParams;
+        __typeof__(PQconnectPoll) *connectPoll;
+        __typeof__(PQsocket) *socket;
+        __typeof__(PQsetnonblocking) *setnonblocking;
+        __typeof__(PQsendQuery) *sendQuery;
+        __typeof__(PQsendQueryParams) *sendQueryParams;
+        __typeof__(PQputCopyData) *putCopyData;
+        __typeof__(PQputCopyEnd) *putCopyEnd;
+        __typeof__(PQflush) *flush;
+        __typeof__(PQconsumeInput) *consumeInput;
+        __typeof__(PQisBusy) *isBusy;
+        __typeof__(PQgetResult) *getResult;
 };
 
 /* The loaded library, or NULL with the reason in err. */
