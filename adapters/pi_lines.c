@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "adapt-util.h"
+#include "bytescan.h"
 #include "jscan.h"
 #include "lines.h"
 #include "pi_lines.h"
@@ -515,30 +516,6 @@ static int parse_values(const struct pi_flavor *fl, const struct source_ctx *ctx
         return malformed ? PARSE_MALFORMED : PARSE_OK;
 }
 
-typedef signed char bytes16 __attribute__((vector_size(16)));
-
-/* The first '"' followed by 'u' or 'm' in [p, end - 1), or NULL: 16 bytes a
- * step (portable vector code; the big text of user and tool-result lines
- * is full of quotes, where stopping at each one costs a call). */
-static const char *find_quote_um(const char *p, const char *end)
-{
-        for (; end - p > 16; p += 16) {
-                bytes16 a, b, m;
-                uint64_t w[2];
-
-                memcpy(&a, p, 16);
-                memcpy(&b, p + 1, 16);
-                m = (a == '"') & ((b == 'u') | (b == 'm'));
-                memcpy(w, &m, 16);
-                if (w[0] | w[1])
-                        break;
-        }
-        for (; end - p > 1; p++)
-                if (p[0] == '"' && (p[1] == 'u' || p[1] == 'm'))
-                        return p;
-        return NULL;
-}
-
 /* Whether a line can change anything: usage of any kind (the key "usage"
  * or the type value "usage"), a model change, or a model snapshot. Quoted
  * needles never match text inside JSON strings (their quotes are escaped). */
@@ -548,7 +525,7 @@ static bool may_matter(const char *p, size_t n, const void *u)
         const char *q = p, *end = p + n;
 
         /* `"usage"`, `"model_change"`, `"model-snapshot"` */
-        while ((q = find_quote_um(q, end))) {
+        while ((q = bytescan_pair(q, end, '"', 'u', 'm'))) {
                 const char *k = ++q;
                 size_t left = (size_t)(end - k);
                 if (left >= 6 && memcmp(k, "usage\"", 6) == 0)

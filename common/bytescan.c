@@ -1,0 +1,70 @@
+/* bytescan (bytescan.h): portable vector code, and the same code built for
+ * AVX2 in a function of its own, chosen once by the CPU. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bytescan.h"
+
+typedef signed char bytes16 __attribute__((vector_size(16)));
+
+static const char *tail(const char *p, const char *end, char a, char b1, char b2)
+{
+        for (; end - p > 1; p++)
+                if (p[0] == a && (p[1] == b1 || p[1] == b2))
+                        return p;
+        return NULL;
+}
+
+static const char *pair16(const char *p, const char *end, char a, char b1, char b2)
+{
+        for (; end - p > 16; p += 16) {
+                bytes16 x, y, m;
+                uint64_t w[2];
+
+                memcpy(&x, p, 16);
+                memcpy(&y, p + 1, 16);
+                m = (x == a) & ((y == b1) | (y == b2));
+                memcpy(w, &m, 16);
+                if (w[0] | w[1])
+                        break;
+        }
+        return tail(p, end, a, b1, b2);
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) static const char *pair32(const char *p, const char *end, char a,
+                                                          char b1, char b2)
+{
+        const __m256i va = _mm256_set1_epi8(a), v1 = _mm256_set1_epi8(b1), v2 = _mm256_set1_epi8(b2);
+
+        for (; end - p > 32; p += 32) {
+                __m256i x = _mm256_loadu_si256((const __m256i *)p);
+                __m256i y = _mm256_loadu_si256((const __m256i *)(p + 1));
+                __m256i m = _mm256_and_si256(_mm256_cmpeq_epi8(x, va),
+                                             _mm256_or_si256(_mm256_cmpeq_epi8(y, v1), _mm256_cmpeq_epi8(y, v2)));
+                unsigned bits = (unsigned)_mm256_movemask_epi8(m);
+                if (bits)
+                        return p + __builtin_ctz(bits);
+        }
+        return tail(p, end, a, b1, b2);
+}
+#endif
+
+const char *bytescan_pair(const char *p, const char *end, char a, char b1, char b2)
+{
+#if defined(__x86_64__)
+        static int avx2 = -1; /* the same answer from every thread */
+        int has = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+        if (has < 0) {
+                __builtin_cpu_init();
+                has = __builtin_cpu_supports("avx2") ? 1 : 0;
+                __atomic_store_n(&avx2, has, __ATOMIC_RELAXED);
+        }
+        if (has)
+                return pair32(p, end, a, b1, b2);
+#endif
+        return pair16(p, end, a, b1, b2);
+}
