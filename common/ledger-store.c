@@ -7,6 +7,7 @@
  * entries, takes random inserts. Schema 1 kept rows and calls under their
  * content keys (dbs `usage` and `activity`): store_migrate moves them. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,17 @@
 #define ROW_ID_SIZE 8
 #define CALL_ID_SIZE 12
 #define MIGRATE_CHUNK 20000 /* rows or calls moved per transaction */
+
+/* Test hooks: AGENTMETER_TEST_MIGRATE_CHUNK=<n> moves n rows or calls per
+ * transaction; AGENTMETER_TEST_MIGRATE_STOP=<k> gives up after k of them
+ * (as a crash would), so tests see a migration finished by a later open. */
+static size_t hook(const char *name, size_t dflt)
+{
+        const char *s = getenv(name);
+        char *end;
+        unsigned long v = s ? strtoul(s, &end, 10) : 0;
+        return s && *s && !*end && v ? (size_t)v : dflt;
+}
 
 static void call_id(uint8_t k[CALL_ID_SIZE], uint64_t id, uint32_t index)
 {
@@ -327,7 +339,7 @@ static int migrate_rows_txn(struct ledger *l, MDB_txn *txn, void *u)
         rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < MIGRATE_CHUNK;
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct row_key key;
                 uint64_t id;
@@ -369,7 +381,7 @@ static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
         rc = mdb_cursor_open(txn, l->dbi[DB_ACTIVITY], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < MIGRATE_CHUNK;
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct activity_entry e;
                 struct stored_row s;
@@ -427,15 +439,16 @@ static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
 
 int store_migrate(struct ledger *l)
 {
+        size_t stop = hook("AGENTMETER_TEST_MIGRATE_STOP", SIZE_MAX), txns = 0;
         bool done = false;
         int r = 0;
 
         if (!l->have_old_rows)
                 return 0;
         while (r == 0 && !done)
-                r = ledger_write(l, migrate_rows_txn, &done);
+                r = ++txns > stop ? -EINTR : ledger_write(l, migrate_rows_txn, &done);
         for (done = false; r == 0 && !done;)
-                r = ledger_write(l, migrate_calls_txn, &done);
+                r = ++txns > stop ? -EINTR : ledger_write(l, migrate_calls_txn, &done);
         if (r == 0)
                 r = ledger_write(l, migrate_finish_txn, NULL);
         if (r == 0)

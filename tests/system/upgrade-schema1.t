@@ -1,0 +1,65 @@
+#!/bin/bash
+# A ledger of schema 1 (fixtures/ledger-schema1, made by the release before
+# rows were appended under row ids) reads the same with today's binaries:
+# read-only as it is, then moved into schema 2 by the daemon's first
+# writable open (also when that move is interrupted and finished by a later
+# open), with the old release's daily, model, session and tool reports each
+# time; --rebuild-rollups gives the same sums; the files it came from add
+# nothing when read again (every content key found through the new index).
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+new_env
+export TZ=UTC
+FX=$FIX/ledger-schema1
+proj='{totals: (.totals | del(.events_by_kind)), rows: .rows}'
+report() { "$C" --state-dir "$1" report "$2" --json 2>/dev/null | jq -cS "$proj"; }
+want() { jq -cS "$proj" "$FX/report-$1.json"; }
+same_reports() { # DIR WHAT
+	for r in daily model session tool; do
+		is "$(report "$1" "$r")" "$(want "$r")" "$2: $r report equals the old release's"
+	done
+}
+dbs() { mdb_stat -n -a "$1/ledger.mdb" | sed -n 's/^Status of //p' | sort | tr '\n' ' '; }
+L=$T/ledger
+mkdir -p "$L"
+cp "$FX/ledger.mdb" "$L/"
+is "$(dbs "$L")" "Main DB activity identity meta rollup sessions sources usage " "the fixture is schema 1 (usage, activity)"
+same_reports "$L" "read-only, as it is"
+is "$(dbs "$L")" "Main DB activity identity meta rollup sessions sources usage " "  a read-only open changed nothing"
+
+out=$("$D" --state-dir "$L" --rebuild-rollups 2>&1); rc=$?
+is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
+[ "$rc" -eq 0 ] || diag "$out"
+is "$(dbs "$L")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  it moved the rows and calls into schema 2"
+is "$(mdb_dump -n -s meta -p "$L/ledger.mdb" | grep -A1 '^ schema_version$' | tail -1 | tr -d ' ')" 2 "  schema_version 2"
+same_reports "$L" "schema 2, sums rebuilt"
+
+# interrupted after 2 transactions of 10 rows or calls, finished by the next open
+L2=$T/ledger2
+mkdir -p "$L2"
+cp "$FX/ledger.mdb" "$L2/"
+! AGENTMETER_TEST_MIGRATE_CHUNK=10 AGENTMETER_TEST_MIGRATE_STOP=2 "$D" --state-dir "$L2" --rebuild-rollups >/dev/null 2>&1
+ok $? "an interrupted move fails the open (as a crash would end it)"
+check "  half moved: both layouts there" sh -c "mdb_stat -n -a '$L2/ledger.mdb' | grep -q 'Status of rows' && mdb_stat -n -a '$L2/ledger.mdb' | grep -q 'Status of usage'"
+same_reports "$L2" "half moved, read-only"
+AGENTMETER_TEST_MIGRATE_CHUNK=10 "$D" --state-dir "$L2" --rebuild-rollups >/dev/null 2>&1
+ok $? "the next open finishes the move, 10 rows or calls a transaction"
+is "$(dbs "$L2")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  schema 2"
+same_reports "$L2" "finished after an interruption"
+
+# the same files read into the moved ledger: nothing new
+mkdir -p "$HOME/.pi"
+cp -a "$FIX/picoclaw/user/." "$HOME/"
+cp -a "$FIX/pi/agent" "$HOME/.pi/agent"
+cp -a "$FIX/openclaw/state" "$HOME/.openclaw"
+cp -a "$FIX/claude/config" "$HOME/.claude"
+cp -a "$FIX/codex/home" "$HOME/.codex"
+out=$("$D" --state-dir "$L" --once 2>&1)
+ok $? "--once over the files the old release read"
+like() { case $1 in *"$2"*) ok 0 "$3" ;; *) ok 1 "$3"; diag "$1" ;; esac; }
+like "$out" " 0 rows added" "  0 rows added: every call found by its content key"
+like "$out" " 0 tool calls" "  0 tool calls added"
+tok='.totals | {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens, tool_calls}'
+is "$("$C" --state-dir "$L" report daily --json 2>/dev/null | jq -cS "$tok")" "$(jq -cS "$tok" "$FX/report-daily.json")" \
+	"  the same tokens and calls"
+is "$("$C" --state-dir "$L" report tool --json 2>/dev/null | jq -cS "$proj")" "$(want tool)" "  the same tool report"
+done_testing
