@@ -10,6 +10,8 @@
 
 #define RETRY_MS 5000
 #define SETTLE_MS 200 /* a database whose writer was at work: looked at again this soon */
+#define TABLE_EVENT_MS 5 /* a database written to: read this long after (its writer's commit
+                          * becomes visible in the -shm after the -wal write we were told of) */
 #define LEDGER_RETRY_MS 1000
 #define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
 #define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */
@@ -61,6 +63,8 @@ static inline struct source_counts source_counts_of(const struct checkpoint *cp)
 }
 
 /* ingest-run.c */
+/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
+void ingest_look_again(struct ingest *in, struct source_rec *s, int64_t at_ms);
 /* Cancels and frees the jobs in the pool (their sources are read again
  * from their checkpoints). */
 void ingest_drop_jobs(struct ingest *in);

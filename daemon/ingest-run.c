@@ -57,7 +57,7 @@ static void ledger_writable(struct ingest *in)
 }
 
 /* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
-static void look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
+void ingest_look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
 {
         s->retry_wanted = true;
         s->retry_at_ms = at_ms;
@@ -165,7 +165,7 @@ static int read_done(struct ingest *in, struct source_rec *s, int r, const struc
         s->verify = false;
         s->not_source = r == TAIL_NOT_SOURCE;
         if (r == TAIL_SETTLING)
-                look_again(in, s, timefmt_now_ms() + SETTLE_MS);
+                ingest_look_again(in, s, timefmt_now_ms() + SETTLE_MS);
         return 0;
 }
 
@@ -503,7 +503,7 @@ struct deferred {
 /* s, taken from the queue in its backoff, waits for the slice after it. */
 static void defer_source(struct ingest *in, struct source_rec *s, struct deferred *d)
 {
-        look_again(in, s, s->retry_at_ms);
+        ingest_look_again(in, s, s->retry_at_ms);
         s->qnext = NULL;
         if (d->tail)
                 d->tail->qnext = s;

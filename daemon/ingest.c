@@ -353,7 +353,14 @@ static int queue_known(struct ingest *in, const char *path)
         struct source_rec *s = lookup(in, path);
         if (!s)
                 return 0;
-        ingest_enqueue(in, s);
+        /* a database: its writer's commit is published in the -shm (no
+         * event) just after the -wal write that woke us, so a read this
+         * instant mostly finds it not yet there, and then waits for the
+         * settle read (SETTLE_MS later): read a few ms after instead */
+        if (s->kind == CLASS_TABLE && !s->queued && !s->last_error)
+                ingest_look_again(in, s, timefmt_now_ms() + TABLE_EVENT_MS);
+        else
+                ingest_enqueue(in, s);
         return 1;
 }
 

@@ -93,7 +93,7 @@ static void arm_retry(struct daemon *d)
                 return;
         usec = (uint64_t)due * 1000;
         if (!d->retry_timer)
-                r = sd_event_add_time(d->event, &d->retry_timer, CLOCK_REALTIME, usec, 100000, on_retry,
+                r = sd_event_add_time(d->event, &d->retry_timer, CLOCK_REALTIME, usec, 1000, on_retry,
                                       d);
         else
                 r = sd_event_source_set_time(d->retry_timer, usec);
