@@ -137,8 +137,6 @@ static int read_done(struct ingest *in, struct source_rec *s, int r, const struc
                 ledger_refused(in, ledger_error);
                 return LEDGER_BLOCKED;
         }
-        if (!in->in_group) /* inside a group, only its end says it was written */
-                ledger_writable(in);
         if (r < 0) {
                 note_error(in, s, r);
                 s->retry_at_ms = timefmt_now_ms() + RETRY_MS;
@@ -190,8 +188,11 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
         t.verify_all = s->verify;
         if (stat_source(in, s, &ctx.st) < 0)
                 return 0;
-        uint64_t read_before = in->counters.bytes_read;
+        uint64_t read_before = in->counters.bytes_read, commits_before = in->counters.commits;
         r = tail_source(&t, &ctx, s->kind, &out);
+        /* a commit that went through (inside a group, only its end says so) */
+        if (!in->in_group && !t.ledger_error && in->counters.commits != commits_before)
+                ledger_writable(in);
         /* re-checked bytes, and a decoder's work beyond the lines it gave */
         uint64_t read = in->counters.bytes_read - read_before;
         *io_extra += out.verified + (out.decoded > read ? out.decoded - read : 0);
@@ -393,6 +394,8 @@ static int pool_commit(struct ingest *in, struct pool_job *pj, struct commit_uni
         pj->rows_carry += res.added;
         pj->cp = u->cp; /* rows_added as stored */
         pj->committed = true;
+        if (!in->in_group)
+                ledger_writable(in);
         in->counters.bytes_read += u->bytes;
         in->counters.lines += u->lines;
         in->counters.malformed += u->malformed;
@@ -566,7 +569,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 return 0;
         grouped = in->in_group = ((in->qhead && in->qhead->qnext) || in->jobs_head) &&
                                  ledger_group_begin(in->ledger) == 0;
-        uint64_t group_rows = rows_seen(in);
+        uint64_t group_rows = rows_seen(in), group_commits = in->counters.commits;
 
         for (;;) {
                 uint64_t used = in->counters.bytes_read - start + extra;
@@ -606,9 +609,11 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                                 grouped = false;
                                 break;
                         }
-                        ledger_writable(in);
+                        if (in->counters.commits != group_commits) /* not an empty group */
+                                ledger_writable(in);
                         grouped = in->in_group = ledger_group_begin(in->ledger) == 0;
                         group_rows = rows_seen(in);
+                        group_commits = in->counters.commits;
                 }
                 if (in->counters.bytes_read - start + extra >= budget_bytes)
                         break;
@@ -625,8 +630,8 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
                 if (r < 0) {
                         ingest_drop_jobs(in);
                         group_lost(in, r);
-                } else {
-                        ledger_writable(in);
+                } else if (in->counters.commits != group_commits) {
+                        ledger_writable(in); /* something was written, and stuck */
                 }
         }
         if (!in->qhead && !in->jobs_head && in->n_gone) /* not a walk of every source per append */

@@ -16,8 +16,12 @@ full() { "$C" status --json | jq -e '.ledger.write_error != null' >/dev/null; }
 wait_until 30 full; ok $? "status says the ledger cannot be written"
 "$C" status | grep -q "CANNOT WRITE"; ok $? "the human status says so too"
 sleep 2
-n=$(grep -c "the ledger cannot be written" "$T/daemon.log")
-is "$n" 1 "said once in the log"
+# said once, not at every retry: never twice without a resume between (a
+# commit small enough to fit the last free pages is a resume, and the next
+# one that does not fit is then said again)
+n=$(grep -E "the ledger cannot be written|writable again" "$T/daemon.log" | sed 's/.*writable again.*/W/; s/.*cannot be written.*/E/' | tr -d '\n')
+case $n in E|EWE|EWEWE) ok 0 "said once in the log (each time it stopped: $n)" ;;
+	*) ok 1 "said once in the log"; diag "sequence: $n" ;; esac
 is "$(grep -c 'cannot read source' "$T/daemon.log")" 0 "no session file is blamed"
 check "daemon alive while the disk is full" kill -0 "$DPID"
 mount -o remount,size=256m "$XDG_STATE_HOME"
