@@ -184,6 +184,8 @@ run: deps all
 
 bench: deps all
 	tests/bench/run.sh $(abspath $(BUILD))
+	tests/bench/harnesses.sh $(abspath $(BUILD))
+	/usr/bin/python3 tests/bench/probes.py $(abspath $(BUILD))
 	tests/bench/team.sh $(abspath $(BUILD))
 
 lint-man:
