@@ -9,9 +9,10 @@
 
 #include "adapt-util.h"
 #include "binio.h"
+#include "bytescan.h"
 #include "copilot_lines.h"
-#include "pricing.h"
 #include "jscan.h"
+#include "pricing.h"
 
 #define TOOLS_MAX ROW_CALLS_MAX
 
@@ -427,7 +428,7 @@ static bool may_matter(const char *p, size_t n, const void *u)
         const char *q = p, *end = p + n;
 
         (void)u;
-        while ((q = memmem(q, (size_t)(end - q), needle, sizeof(needle) - 1))) {
+        while ((q = bytescan_find(q, (size_t)(end - q), needle, sizeof(needle) - 1))) {
                 const char *k = q + sizeof(needle) - 1;
                 size_t left = (size_t)(end - k);
                 if ((left >= 13 && memcmp(k, "usage_record\"", 13) == 0) ||

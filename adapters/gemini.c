@@ -9,6 +9,7 @@
 
 #include "adapt-util.h"
 #include "adapter.h"
+#include "bytescan.h"
 #include "gemini-doc.h"
 #include "gemini-msg.h"
 
@@ -93,7 +94,7 @@ static bool may_matter(const char *p, size_t n, const void *u)
         (void)u;
         if (n >= 7 && memcmp(p, "{\"$set\"", 7) == 0)
                 return false;
-        return memmem(p, n, "\"tokens\"", 8) != NULL;
+        return bytescan_find(p, n, "\"tokens\"", 8) != NULL;
 }
 
 static int gemini_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,

@@ -9,6 +9,7 @@
 
 #include "adapt-util.h"
 #include "binio.h"
+#include "bytescan.h"
 #include "jscan.h"
 #include "qwen-lines.h"
 
@@ -420,7 +421,7 @@ static int apply_record(const struct source_ctx *ctx, struct parse_state *ps, co
 static bool may_matter(const char *p, size_t n, const void *u)
 {
         (void)u;
-        return memmem(p, n, "\"usageMetadata\"", 15) || memmem(p, n, "\"qwen-code.api_response\"", 24);
+        return bytescan_find(p, n, "\"usageMetadata\"", 15) || bytescan_find(p, n, "\"qwen-code.api_response\"", 24);
 }
 
 int qwen_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line, size_t len,

@@ -198,9 +198,12 @@ int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
         if (len < 1 || buf[0] < 1 || buf[0] > ROW_FORMAT_VERSION)
                 return -EBADMSG;
         version = buf[0];
-        row = calloc(1, sizeof(*row));
-        if (!row)
-                return -ENOMEM;
+        /* decoded into this thread's scratch row, then its fields (not the
+         * 12 KB of calls[], which a value never holds) copied out: no
+         * allocation and no 12 KB copy per row read */
+        static _Thread_local struct usage_row scratch;
+        row = &scratch;
+        memset(row, 0, offsetof(struct usage_row, calls));
         (void)br_u8(&r);
         row->flags = br_u32(&r);
         row->kind = br_u8(&r);
@@ -226,13 +229,11 @@ int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
                 br_str(&r, row->tier, sizeof(row->tier));
                 br_str(&r, row->price_source, sizeof(row->price_source));
         }
-        if (r.bad || r.pos != len) {
-                free(row);
+        if (r.bad || r.pos != len)
                 return -EBADMSG;
-        }
-        /* The key is zero: the value does not carry it (the ledger fills it). */
-        memcpy(ret_row, row, sizeof(*row));
-        free(row);
+        /* The key is zero: the value does not carry it (the ledger fills it).
+         * calls[] is left as it was: a stored row carries only n_calls. */
+        memcpy(ret_row, row, offsetof(struct usage_row, calls));
         return 0;
 }
 

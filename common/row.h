@@ -121,8 +121,9 @@ void row_call_key(const struct row_key *usage_key, uint32_t index, const char *c
 #define ROW_ENCODED_MAX 2048
 #define ROW_FORMAT_VERSION 2 /* 2: + cache_write_1h, tier, price_source; 1 still decodes */
 int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len);
-/* -EBADMSG on a truncated or unknown-version value. Calls are not restored;
- * the key (the LMDB key, not in the value) comes back zeroed. */
+/* -EBADMSG on a truncated or unknown-version value. Calls are not restored
+ * (ret_row->calls[] is not touched; n_calls is set); the key (the LMDB key,
+ * not in the value) comes back zeroed. */
 int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row);
 
 /* Hex of a key into a 33-byte buffer. */

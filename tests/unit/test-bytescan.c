@@ -1,7 +1,8 @@
-/* bytescan_pair against a byte-by-byte reference: every length from 0 to
- * 200 and every position of the pair (the vector loop's edges: 16 and 32
- * bytes, the last byte, a pair split across a step), random text with and
- * without the pair, and a first byte whose follower is neither. */
+/* bytescan_pair against a byte-by-byte reference, and bytescan_find
+ * against memmem: every length from 0 to 200 and every position of the
+ * pair or needle (the vector loop's edges: 16 and 32 bytes, the last byte,
+ * a match split across a step), random text with and without it, decoys
+ * that match the bytes compared first but not the rest. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,34 @@ int main(void)
                 }
         }
         ok(bad == 0, "bytescan_pair equals the byte-by-byte scan in %d cases (%d differ)", cases, bad);
+
+        static const char *const needles[] = {"\"", "ab", "\"u\"", "\"tokens\"", "\"usageMetadata\"",
+                                              "\"qwen-code.api_response\"", "\"session."};
+        bad = cases = 0;
+        for (size_t ni = 0; ni < sizeof(needles) / sizeof(needles[0]); ni++) {
+                const char *nd = needles[ni];
+                size_t m = strlen(nd);
+                for (int len = 0; len <= 200; len++) {
+                        for (int at = -1; at < len; at++) {
+                                for (int i = 0; i < len; i++)
+                                        buf[i] = "abcq \"xyz"[rand() % 9];
+                                /* decoys: the needle's 2nd and 2nd-last bytes without the rest */
+                                for (int i = 0; m >= 4 && i + (int)m <= len; i += 11) {
+                                        buf[i + 1] = nd[1];
+                                        buf[i + (int)m - 2] = nd[m - 2];
+                                }
+                                if (at >= 0 && at + (int)m <= len)
+                                        memcpy(buf + at, nd, m);
+                                const char *want = memmem(buf, (size_t)len, nd, m);
+                                const char *got = bytescan_find(buf, (size_t)len, nd, m);
+                                cases++;
+                                if (want != got && bad++ < 5)
+                                        printf("# needle %s len %d at %d: want %td got %td\n", nd, len, at,
+                                               want ? want - buf : -1, got ? got - buf : -1);
+                        }
+                }
+        }
+        ok(bad == 0, "bytescan_find equals memmem in %d cases (%d differ)", cases, bad);
         is_int(bytescan_pair(buf, buf, '"', 'u', 'm') == NULL, 1, "an empty range: NULL");
         strcpy(buf, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"");
         ok(bytescan_pair(buf, buf + strlen(buf), '"', 'u', 'm') == NULL, "a quote as the last byte: no pair");
