@@ -438,7 +438,8 @@ int ledger_put_checkpoint(struct ledger *l, MDB_txn *txn, const char *path,
         r = cp_encode(cp, path, buf, sizeof(buf), &v.mv_size);
         if (r < 0)
                 return r;
-        if (cp_get(l, txn, path, &old) == 0 && (old.dev != cp->dev || old.ino != cp->ino)) {
+        bool had = cp_get(l, txn, path, &old) == 0;
+        if (had && (old.dev != cp->dev || old.ino != cp->ino)) {
                 identity_key(old.dev, old.ino, ib);
                 if (mdb_get(txn, l->dbi[DB_IDENTITY], &ik, &iv) == 0 && iv.mv_size == n &&
                     memcmp(iv.mv_data, path, n) == 0 &&
@@ -450,6 +451,12 @@ int ledger_put_checkpoint(struct ledger *l, MDB_txn *txn, const char *path,
         if (rc)
                 return ledger_fail(l, rc);
         identity_key(cp->dev, cp->ino, ib);
+        /* the same file as before: its identity entry is there already (a put
+         * would copy a path of that B-tree's pages in every commit) */
+        if (had && old.dev == cp->dev && old.ino == cp->ino &&
+            mdb_get(txn, l->dbi[DB_IDENTITY], &ik, &iv) == 0 && iv.mv_size == n &&
+            memcmp(iv.mv_data, path, n) == 0)
+                return 0;
         iv = (MDB_val){.mv_size = n, .mv_data = (void *)path};
         return ledger_fail(l, mdb_put(txn, l->dbi[DB_IDENTITY], &ik, &iv, 0));
 }

@@ -22,12 +22,15 @@
 #include "pricing.h"
 #include "registry.h"
 #include "report-build.h"
+#include "timefmt.h"
 
 #define TICK_USEC 1000000ULL  /* at most one write a second */
 #define HEALTH_TICKS 15       /* without commits, re-check health this often */
 #define BACKLOG_TICKS 10      /* while a backlog is read, write at most this often */
 #define RETRY_TICKS_MAX 60    /* a failing write is retried after 1, 2, 4 ... 60 ticks */
 #define HWM_META "metrics_hwm"
+#define SLOW_SERIES_MS 5000   /* the tool and session series (a walk of every call and
+                               * session) are built again at most this often */
 #define NANO 1000000000ULL
 
 struct mark {
@@ -53,6 +56,14 @@ struct metrics {
         struct mark *fresh; /* series seen for the first time, merged in once */
         size_t n_fresh, cap_fresh;
         bool marks_dirty;
+        /* the tool and session reports, kept between renders: built again when
+         * rows or calls came and SLOW_SERIES_MS have passed (each walks the
+         * whole history: per append, a render cost in proportion to it) */
+        struct report_result tool_res;     /* a row per harness and tool: few */
+        int64_t last_ms[REGISTRY_COUNT];   /* of the session report: each harness's last event */
+        bool have_slow;
+        int64_t slow_at_ms;
+        uint64_t slow_rows, slow_calls;
 };
 
 /* ---- high-water marks ------------------------------------------------------ */
@@ -354,24 +365,57 @@ static int model_series(struct metrics *m, struct expo *e)
         return r;
 }
 
+/* The tool and session reports as of now, or as of at most SLOW_SERIES_MS
+ * ago when rows came since (their counters lag that much at most). */
+static int slow_reports(struct metrics *m)
+{
+        const struct tail_counters *c = ingest_counters(m->in);
+        uint64_t rows = c->rows_added + c->rows_merged, calls = c->calls_added;
+        int64_t now = timefmt_mono_ms();
+        int r;
+
+        if (m->have_slow && ((rows == m->slow_rows && calls == m->slow_calls) ||
+                             now - m->slow_at_ms < SLOW_SERIES_MS))
+                return 0;
+        struct report_result sessions = {0};
+        report_result_free(&m->tool_res);
+        m->have_slow = false;
+        r = report(m, REPORT_TOOL, REPORT_COST_AUTO, &m->tool_res);
+        if (r >= 0)
+                r = report(m, REPORT_SESSION, REPORT_COST_AUTO, &sessions);
+        if (r < 0) {
+                report_result_free(&m->tool_res);
+                report_result_free(&sessions);
+                return r;
+        }
+        memset(m->last_ms, 0, sizeof(m->last_ms));
+        for (size_t i = 0; i < sessions.n; i++)
+                for (size_t a = 0; registry_adapters[a]; a++)
+                        if (strcmp(sessions.rows[i].harness, registry_adapters[a]->id) == 0 &&
+                            sessions.rows[i].last_ms > m->last_ms[a])
+                                m->last_ms[a] = sessions.rows[i].last_ms;
+        report_result_free(&sessions);
+        m->have_slow = true;
+        m->slow_at_ms = now;
+        m->slow_rows = rows;
+        m->slow_calls = calls;
+        return 0;
+}
+
 static int tool_and_session_series(struct metrics *m, struct expo *e)
 {
-        struct report_result res = {0};
-        int r = report(m, REPORT_TOOL, REPORT_COST_AUTO, &res);
+        int r = slow_reports(m);
 
-        for (size_t i = 0; r >= 0 && i < res.n; i++) {
-                const char *l[] = {"user", m->user, "harness", res.rows[i].harness, "tool",
-                                   res.rows[i].key, NULL};
-                r = expo_add(e, "agentmeter_tool_calls_total", l, (int64_t)res.rows[i].calls);
+        for (size_t i = 0; r >= 0 && i < m->tool_res.n; i++) {
+                const struct report_entry *t = &m->tool_res.rows[i];
+                const char *l[] = {"user", m->user, "harness", t->harness, "tool", t->key, NULL};
+                r = expo_add(e, "agentmeter_tool_calls_total", l, (int64_t)t->calls);
         }
-        report_result_free(&res);
-        if (r >= 0)
-                r = report(m, REPORT_SESSION, REPORT_COST_AUTO, &res);
-        for (size_t i = 0; r >= 0 && i < res.n; i++) {
-                const char *l[] = {"user", m->user, "harness", res.rows[i].harness, NULL};
-                r = expo_max(e, "agentmeter_last_event_timestamp_seconds", l, res.rows[i].last_ms);
+        for (size_t a = 0; r >= 0 && registry_adapters[a]; a++) {
+                const char *l[] = {"user", m->user, "harness", registry_adapters[a]->id, NULL};
+                if (m->last_ms[a])
+                        r = expo_max(e, "agentmeter_last_event_timestamp_seconds", l, m->last_ms[a]);
         }
-        report_result_free(&res);
         return r;
 }
 
@@ -664,6 +708,7 @@ struct metrics *metrics_free(struct metrics *m)
         if (!m)
                 return NULL;
         sd_event_source_disable_unref(m->timer);
+        report_result_free(&m->tool_res);
         for (size_t i = 0; i < m->n_marks; i++)
                 free(m->marks[i].series);
         free(m->marks);
