@@ -161,47 +161,62 @@ int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct r
         return put_row_value(l, txn, id, key, enc, len, 0);
 }
 
+/* A cursor over db from the key start (start_len bytes; NULL: the first),
+ * each entry to fn until it returns non-zero (returned as is). */
+static int walk_db(struct ledger *l, MDB_txn *txn, int db, const uint8_t *start, size_t start_len,
+                   int (*fn)(const MDB_val *k, const MDB_val *v, void *ctx), void *ctx)
+{
+        MDB_cursor *c;
+        MDB_val k = {.mv_size = start_len, .mv_data = (void *)start}, v;
+        int r = 0, rc = mdb_cursor_open(txn, l->dbi[db], &c);
+
+        if (rc)
+                return ledger_fail(l, rc);
+        for (rc = mdb_cursor_get(c, &k, &v, start ? MDB_SET_RANGE : MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+                if ((r = fn(&k, &v, ctx)) != 0)
+                        break;
+        mdb_cursor_close(c);
+        if (r != 0)
+                return r;
+        return rc == MDB_NOTFOUND ? 0 : ledger_fail(l, rc);
+}
+
+struct walk { /* the caller's function for the entries' kind, and its data */
+        int (*row)(const struct stored_row *r, void *u);
+        int (*call)(const struct stored_call *c, void *u);
+        void *u;
+};
+
+static int row_entry(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        const struct walk *w = ctx;
+        struct stored_row s;
+        int r = stored_from(k, v, &s);
+
+        return r < 0 ? r : w->row(&s, w->u);
+}
+
+static int old_row_entry(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        const struct walk *w = ctx;
+        struct stored_row s = {.enc = *v};
+
+        if (k->mv_size != ROW_KEY_SIZE)
+                return -EBADMSG;
+        memcpy(s.key.b, k->mv_data, ROW_KEY_SIZE);
+        return w->row(&s, w->u);
+}
+
 int store_rows_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from_id,
                     int (*fn)(const struct stored_row *r, void *u), void *u)
 {
-        int dbs[2] = {DB_ROWS, DB_USAGE};
-        bool have[2] = {l->have_rows, l->have_old_rows && !from_id};
+        struct walk w = {.row = fn, .u = u};
+        int r = l->have_rows ? walk_db(l, txn, DB_ROWS, from_id, ROW_ID_SIZE, row_entry, &w) : 0;
 
-        for (int i = 0; i < 2; i++) {
-                MDB_cursor *c;
-                MDB_val k, v;
-                int r = 0, rc;
-
-                if (!have[i])
-                        continue;
-                rc = mdb_cursor_open(txn, l->dbi[dbs[i]], &c);
-                if (rc)
-                        return ledger_fail(l, rc);
-                if (i == 0 && from_id)
-                        k = (MDB_val){.mv_size = ROW_ID_SIZE, .mv_data = (void *)from_id};
-                rc = mdb_cursor_get(c, &k, &v, i == 0 && from_id ? MDB_SET_RANGE : MDB_FIRST);
-                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-                        struct stored_row s;
-                        if (i == 0) {
-                                r = stored_from(&k, &v, &s);
-                        } else if (k.mv_size != ROW_KEY_SIZE) {
-                                r = -EBADMSG;
-                        } else {
-                                s = (struct stored_row){.enc = v};
-                                memcpy(s.key.b, k.mv_data, ROW_KEY_SIZE);
-                        }
-                        if (r == 0)
-                                r = fn(&s, u);
-                        if (r != 0)
-                                break;
-                }
-                mdb_cursor_close(c);
-                if (r != 0)
-                        return r;
-                if (rc != MDB_NOTFOUND)
-                        return ledger_fail(l, rc);
-        }
-        return 0;
+        if (r == 0 && l->have_old_rows && !from_id)
+                r = walk_db(l, txn, DB_USAGE, NULL, 0, old_row_entry, &w);
+        return r;
 }
 
 /* ---- calls --------------------------------------------------------------- */
@@ -272,56 +287,40 @@ int store_call_get(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index, 
         return 0;
 }
 
+static int call_entry(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        const struct walk *w = ctx;
+        struct stored_call s;
+
+        if (k->mv_size != CALL_ID_SIZE || v->mv_size < ROW_KEY_SIZE)
+                return -EBADMSG;
+        s.id = be64_get(k->mv_data);
+        s.index = call_index(k->mv_data);
+        memcpy(s.ck.b, v->mv_data, ROW_KEY_SIZE);
+        s.enc = (MDB_val){.mv_size = v->mv_size - ROW_KEY_SIZE, .mv_data = (uint8_t *)v->mv_data + ROW_KEY_SIZE};
+        return w->call(&s, w->u);
+}
+
+static int old_call_entry(const MDB_val *k, const MDB_val *v, void *ctx)
+{
+        const struct walk *w = ctx;
+        struct stored_call s = {.enc = *v};
+
+        if (k->mv_size != ROW_KEY_SIZE)
+                return -EBADMSG;
+        memcpy(s.ck.b, k->mv_data, ROW_KEY_SIZE);
+        return w->call(&s, w->u);
+}
+
 int store_calls_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from,
                      int (*fn)(const struct stored_call *c, void *u), void *u)
 {
-        int dbs[2] = {DB_CALLS, DB_ACTIVITY};
-        bool have[2] = {l->have_rows, l->have_old_rows && !from};
+        struct walk w = {.call = fn, .u = u};
+        int r = l->have_rows ? walk_db(l, txn, DB_CALLS, from, CALL_ID_SIZE, call_entry, &w) : 0;
 
-        for (int i = 0; i < 2; i++) {
-                MDB_cursor *c;
-                MDB_val k, v;
-                int r = 0, rc;
-
-                if (!have[i])
-                        continue;
-                rc = mdb_cursor_open(txn, l->dbi[dbs[i]], &c);
-                if (rc)
-                        return ledger_fail(l, rc);
-                if (i == 0 && from)
-                        k = (MDB_val){.mv_size = CALL_ID_SIZE, .mv_data = (void *)from};
-                rc = mdb_cursor_get(c, &k, &v, i == 0 && from ? MDB_SET_RANGE : MDB_FIRST);
-                for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-                        struct stored_call s = {0};
-                        if (i == 0) {
-                                if (k.mv_size != CALL_ID_SIZE || v.mv_size < ROW_KEY_SIZE) {
-                                        r = -EBADMSG;
-                                        break;
-                                }
-                                s.id = be64_get(k.mv_data);
-                                s.index = call_index(k.mv_data);
-                                memcpy(s.ck.b, v.mv_data, ROW_KEY_SIZE);
-                                s.enc = (MDB_val){.mv_size = v.mv_size - ROW_KEY_SIZE,
-                                                  .mv_data = (uint8_t *)v.mv_data + ROW_KEY_SIZE};
-                        } else {
-                                if (k.mv_size != ROW_KEY_SIZE) {
-                                        r = -EBADMSG;
-                                        break;
-                                }
-                                memcpy(s.ck.b, k.mv_data, ROW_KEY_SIZE);
-                                s.enc = v;
-                        }
-                        r = fn(&s, u);
-                        if (r != 0)
-                                break;
-                }
-                mdb_cursor_close(c);
-                if (r != 0)
-                        return r;
-                if (rc != MDB_NOTFOUND)
-                        return ledger_fail(l, rc);
-        }
-        return 0;
+        if (r == 0 && l->have_old_rows && !from)
+                r = walk_db(l, txn, DB_ACTIVITY, NULL, 0, old_call_entry, &w);
+        return r;
 }
 
 /* ---- schema 1 -> 2 ---------------------------------------------------------- */
@@ -453,9 +452,5 @@ int store_migrate(struct ledger *l)
                 r = ledger_write(l, migrate_finish_txn, NULL);
         if (r == 0)
                 l->have_old_rows = false; /* the drop closed their handles */
-        /* a team outbox names calls by their place now: everything is sent
-         * again, and the server keeps each row and call once */
-        if (r == 0 && l->outbox_on)
-                r = ledger_outbox_refill(l);
         return r;
 }

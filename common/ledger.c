@@ -262,6 +262,10 @@ int ledger_open(const char *dir, unsigned flags, struct ledger **ret_ledger)
         }
         if (r == 0 && !l->rdonly && l->have_old_rows) {
                 r = store_migrate(l);
+                /* a team outbox names calls by their place now: everything is
+                 * sent again, and the server keeps each row and call once */
+                if (r == 0 && l->outbox_on)
+                        r = ledger_outbox_refill(l);
                 if (r < 0) {
                         snprintf(open_error, sizeof(open_error),
                                  "ledger %s: moving its rows to the new layout failed: %s", l->path,

@@ -42,6 +42,7 @@ struct ingest {
         size_t n_gone;          /* records marked gone: sweep_gone has work */
         bool in_group;          /* ingest_run holds a group commit open */
         struct read_pool *pool; /* workers for scans of many sources (NULL: none) */
+        void (*drop_jobs)(struct ingest *in); /* ingest_drop_jobs, set with the pool */
         struct pool_job *jobs_head, *jobs_tail; /* handed to the pool, oldest first */
         size_t n_jobs;
         uint8_t *outcomes;      /* the pool's commits' row outcomes */
@@ -50,6 +51,8 @@ struct ingest {
 
 /* ingest.c */
 void ingest_enqueue(struct ingest *in, struct source_rec *s);
+/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
+void ingest_look_again(struct ingest *in, struct source_rec *s, int64_t at_ms);
 /* Sets a source's counters to now (NULL: all zero), moving its share of
  * its adapter's sums with them. */
 void ingest_account(struct ingest *in, struct source_rec *s, const struct source_counts *now);
@@ -63,8 +66,6 @@ static inline struct source_counts source_counts_of(const struct checkpoint *cp)
 }
 
 /* ingest-run.c */
-/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
-void ingest_look_again(struct ingest *in, struct source_rec *s, int64_t at_ms);
 /* Cancels and frees the jobs in the pool (their sources are read again
  * from their checkpoints). */
 void ingest_drop_jobs(struct ingest *in);

@@ -13,7 +13,7 @@
 #include "log.h"
 #include "timefmt.h"
 
-static void on_rows(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
+static void rows_committed(void *u, const struct usage_row *rows, const uint8_t *outcomes, size_t n)
 {
         struct ingest *in = u;
         in->last_commit_ms = timefmt_now_ms();
@@ -54,15 +54,6 @@ static void ledger_writable(struct ingest *in)
                 return;
         log_info("the ledger is writable again; reading resumed");
         in->ledger_error = 0;
-}
-
-/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
-void ingest_look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
-{
-        s->retry_wanted = true;
-        s->retry_at_ms = at_ms;
-        if (!in->retry_due_ms || at_ms < in->retry_due_ms)
-                in->retry_due_ms = at_ms;
 }
 
 /* Keeps at most HEAVY_KEEPS decoders alive between reads (each holds a
@@ -174,7 +165,7 @@ static int read_one(struct ingest *in, struct source_rec *s, uint64_t budget, ui
                 .ledger = in->ledger,
                 .limits = TAIL_LIMITS_DEFAULT,
                 .counters = &in->counters,
-                .on_rows = on_rows,
+                .on_rows = rows_committed,
                 .u = in,
                 .prices = in->prices,
                 .spare = &in->spare,
@@ -406,7 +397,7 @@ static int pool_commit(struct ingest *in, struct pool_job *pj, struct commit_uni
         in->counters.calls_added += res.calls_added;
         in->counters.commits++;
         if (b->n)
-                on_rows(in, b->rows, in->outcomes, b->n);
+                rows_committed(in, b->rows, in->outcomes, b->n);
         row_batch_clear(b);
         return 0;
 }
@@ -492,6 +483,7 @@ int ingest_set_read_threads(struct ingest *in, unsigned threads)
 {
         ingest_drop_jobs(in);
         in->pool = read_pool_free(in->pool);
+        in->drop_jobs = ingest_drop_jobs; /* for the table half (ingest.c) */
         if (threads == 0)
                 return 0;
         return read_pool_new(threads, &in->pool);

@@ -58,7 +58,8 @@ struct ingest *ingest_free(struct ingest *in)
 {
         if (!in)
                 return NULL;
-        ingest_drop_jobs(in);
+        if (in->drop_jobs)
+                in->drop_jobs(in);
         in->pool = read_pool_free(in->pool);
         free(in->outcomes);
         for (size_t b = 0; b < in->nbuckets; b++) {
@@ -113,7 +114,8 @@ int ingest_discover(struct ingest *in)
                 root_list_free(&roots);
                 return log_errno(LOG_ERR, r, "discovery failed");
         }
-        ingest_drop_jobs(in); /* they hold the configs and roots freed here */
+        if (in->drop_jobs) /* they hold the configs and roots freed here */
+                in->drop_jobs(in);
         free_configs(in);
         for (size_t i = 0; i < REGISTRY_COUNT; i++) {
                 const struct adapter *a = registry_adapters[i];
@@ -345,6 +347,15 @@ void ingest_verify_all(struct ingest *in)
                 s->verify = true;
                 ingest_enqueue(in, s);
         }
+}
+
+/* Queues s again at at_ms (the retry timer, ingest_queue_retries). */
+void ingest_look_again(struct ingest *in, struct source_rec *s, int64_t at_ms)
+{
+        s->retry_wanted = true;
+        s->retry_at_ms = at_ms;
+        if (!in->retry_due_ms || at_ms < in->retry_due_ms)
+                in->retry_due_ms = at_ms;
 }
 
 /* Queues the known source at path: 1, or 0 when there is none. */
