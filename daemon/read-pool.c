@@ -20,6 +20,7 @@ struct read_job {
         struct commit_unit *head, *tail;
         unsigned n_units;
         bool cancelled, done;
+        bool space_wanted;     /* its worker waits for the writer to take a unit */
         int result;
         struct tail_outcome outcome;
         struct tail_counters counters;
@@ -42,8 +43,11 @@ static int defer_unit(void *u, struct commit_unit *unit)
         struct read_pool *p = j->pool;
 
         pthread_mutex_lock(&p->mu);
-        while (j->n_units >= UNITS_QUEUED_MAX && !j->cancelled && !p->stop)
+        while (j->n_units >= UNITS_QUEUED_MAX && !j->cancelled && !p->stop) {
+                j->space_wanted = true;
                 pthread_cond_wait(&p->work, &p->mu);
+        }
+        j->space_wanted = false;
         if (j->cancelled || p->stop) {
                 pthread_mutex_unlock(&p->mu);
                 commit_unit_free(unit);
@@ -229,7 +233,9 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
                         j->n_units--;
                         u->next = NULL;
                         *ret_unit = u;
-                        pthread_cond_broadcast(&p->work); /* space for its worker */
+                        if (j->space_wanted) /* not on every unit: each broadcast
+                                              * wakes the idle workers too */
+                                pthread_cond_broadcast(&p->work);
                         step = JOB_UNIT;
                         break;
                 }
