@@ -8,6 +8,7 @@
 
 #include "ledger.h"
 #include "ledger-outbox.h"
+#include "ledger-newkeys.h"
 
 /* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger-store.c);
  * DB_USAGE and DB_ACTIVITY are schema 1's, open only in a ledger not yet
@@ -41,6 +42,9 @@ struct ledger {
         bool have_rows;     /* DB_ROWS, DB_ROWKEYS, DB_CALLS are open (a schema-1 ledger
                              * opened read-only has none) */
         bool have_old_rows; /* DB_USAGE, DB_ACTIVITY are open (schema 1, not migrated) */
+        struct newkeys newkeys; /* the write txn's new row keys and the key filter */
+        MDB_txn *newkeys_txn;   /* the txn they belong to */
+        bool filter_off;        /* too many keys for the filter: a lookup per row */
 };
 
 /* ---- rows and calls (ledger-store.c) ------------------------------------- */
@@ -68,6 +72,13 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
                      size_t len, uint64_t *ret_id);
 int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
                      const uint8_t *enc, size_t len);
+/* Before a write txn's commit: its new row keys into db rowkeys, in key
+ * order; 0 or a failure (the txn must then be aborted). After a commit or
+ * an abort: store_newkeys_drop. */
+int store_newkeys_flush(struct ledger *l, MDB_txn *txn);
+void store_newkeys_drop(struct ledger *l);
+/* Entries of db rowkeys as txn sees them (its new keys included). */
+int store_rowkeys_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n);
 /* Every row, in id order from from_id (8 bytes big-endian; NULL: the
  * first), then a schema-1 ledger's (only when from_id is NULL); fn's
  * non-zero return stops the walk and is returned. */

@@ -213,7 +213,7 @@ static int set_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
         struct set_ctx *c = u;
         struct state st;
-        MDB_stat ms;
+        uint64_t rows;
         int r = state_get(l, txn, &st), rc;
 
         c->opened = false;
@@ -242,11 +242,10 @@ static int set_txn(struct ledger *l, MDB_txn *txn, void *u)
                 return 0;
         if (!st.have && (r = new_id(st.id)) < 0)
                 return r;
-        rc = mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms);
-        if (rc)
-                return ledger_fail(l, rc);
+        if ((r = store_rowkeys_count(l, txn, &rows)) < 0)
+                return r;
         st.on = true;
-        st.filling = ms.ms_entries > 0; /* the history goes too */
+        st.filling = rows > 0; /* the history goes too */
         return state_put(l, txn, &st);
 }
 

@@ -20,7 +20,8 @@
 
 /* Test hooks: AGENTMETER_TEST_MIGRATE_CHUNK=<n> moves n rows or calls per
  * transaction; AGENTMETER_TEST_MIGRATE_STOP=<k> gives up after k of them
- * (as a crash would), so tests see a migration finished by a later open. */
+ * (as a crash would), so tests see a migration finished by a later open;
+ * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size. */
 static size_t hook(const char *name, size_t dflt)
 {
         const char *s = getenv(name);
@@ -93,25 +94,88 @@ static int stored_from(const MDB_val *k, const MDB_val *v, struct stored_row *re
         return 0;
 }
 
-int store_row_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, struct stored_row *ret)
+/* The filter of every content key (ledger-newkeys.h), built from rowkeys
+ * and the txn's new keys when first needed and again, larger, when it
+ * outgrew its size; off for good beyond NEWKEYS_FILTER_MAX_KEYS or when it
+ * cannot be built (a lookup per row then, as without it). */
+static void filter_off(struct ledger *l)
 {
-        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b}, v, ik, iv;
-        uint8_t ib[ROW_ID_SIZE];
+        (void)newkeys_filter_reset(&l->newkeys, SIZE_MAX); /* frees it */
+        l->filter_off = true;
+}
+
+static void filter_ready(struct ledger *l, MDB_txn *txn)
+{
+        struct newkeys *nk = &l->newkeys;
+        MDB_cursor *c;
+        MDB_stat ms;
+        MDB_val k, v;
+        size_t keys;
         int rc;
 
-        if (l->have_rows) {
+        if (l->filter_off || (nk->complete && !newkeys_filter_full(nk)))
+                return;
+        size_t max = hook("AGENTMETER_TEST_KEYFILTER_MAX", NEWKEYS_FILTER_MAX_KEYS);
+        if (mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms) != 0 || (keys = ms.ms_entries + nk->n) > max) {
+                filter_off(l);
+                return;
+        }
+        /* room for as many again: built again only as the ledger doubles */
+        keys = 2 * keys < max ? 2 * keys : max;
+        if (newkeys_filter_reset(nk, keys) < 0 || mdb_cursor_open(txn, l->dbi[DB_ROWKEYS], &c) != 0) {
+                filter_off(l);
+                return;
+        }
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && k.mv_size == ROW_KEY_SIZE;
+             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+                newkeys_filter_add(nk, (const struct row_key *)k.mv_data);
+        mdb_cursor_close(c);
+        if (rc != MDB_NOTFOUND) {
+                filter_off(l);
+                return;
+        }
+        for (size_t i = 0; i < nk->n; i++)
+                newkeys_filter_add(nk, &nk->v[i].key);
+        nk->complete = true;
+}
+
+/* txn's new key key: true and its row id */
+static bool new_key_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, uint64_t *ret_id)
+{
+        return l->newkeys_txn == txn && newkeys_find(&l->newkeys, key, ret_id);
+}
+
+static int row_by_id(struct ledger *l, MDB_txn *txn, uint64_t id, struct stored_row *ret)
+{
+        uint8_t ib[ROW_ID_SIZE];
+        MDB_val ik = {.mv_size = ROW_ID_SIZE, .mv_data = ib}, iv;
+        int rc;
+
+        be64_put(ib, id);
+        rc = mdb_get(txn, l->dbi[DB_ROWS], &ik, &iv);
+        if (rc == MDB_NOTFOUND)
+                return -EBADMSG; /* an index entry without its row */
+        if (rc)
+                return ledger_fail(l, rc);
+        return stored_from(&ik, &iv, ret);
+}
+
+int store_row_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, struct stored_row *ret)
+{
+        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b}, v;
+        uint64_t id;
+        int rc;
+
+        /* the filter holds every key of every snapshot: its "not there"
+         * holds for a read txn too */
+        if (l->have_rows && newkeys_maybe_known(&l->newkeys, key)) {
+                if (new_key_find(l, txn, key, &id))
+                        return row_by_id(l, txn, id, ret);
                 rc = mdb_get(txn, l->dbi[DB_ROWKEYS], &k, &v);
                 if (rc == 0) {
                         if (v.mv_size != ROW_ID_SIZE)
                                 return -EBADMSG;
-                        memcpy(ib, v.mv_data, ROW_ID_SIZE);
-                        ik = (MDB_val){.mv_size = ROW_ID_SIZE, .mv_data = ib};
-                        rc = mdb_get(txn, l->dbi[DB_ROWS], &ik, &iv);
-                        if (rc == MDB_NOTFOUND)
-                                return -EBADMSG; /* an index entry without its row */
-                        if (rc)
-                                return ledger_fail(l, rc);
-                        return stored_from(&ik, &iv, ret);
+                        return row_by_id(l, txn, be64_get(v.mv_data), ret);
                 }
                 if (rc != MDB_NOTFOUND)
                         return ledger_fail(l, rc);
@@ -133,25 +197,81 @@ int store_row_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, st
 int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, const uint8_t *enc,
                      size_t len, uint64_t *ret_id)
 {
-        uint8_t ib[ROW_ID_SIZE];
-        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b},
-                v = {.mv_size = ROW_ID_SIZE, .mv_data = ib};
+        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)key->b}, v;
         uint64_t id = 0;
-        int r = next_row_id(l, txn, &id), rc;
+        int r, rc;
 
-        if (r < 0)
+        if (l->newkeys_txn != txn)
+                store_newkeys_drop(l); /* the last txn's: committed or aborted */
+        filter_ready(l, txn);
+        if (newkeys_maybe_known(&l->newkeys, key)) {
+                if (newkeys_find(&l->newkeys, key, &id))
+                        return 1;
+                rc = mdb_get(txn, l->dbi[DB_ROWKEYS], &k, &v);
+                if (rc == 0)
+                        return 1;
+                if (rc != MDB_NOTFOUND)
+                        return ledger_fail(l, rc);
+        }
+        if ((r = next_row_id(l, txn, &id)) < 0)
                 return r;
-        be64_put(ib, id);
-        rc = mdb_put(txn, l->dbi[DB_ROWKEYS], &k, &v, MDB_NOOVERWRITE);
-        if (rc == MDB_KEYEXIST)
-                return 1;
-        if (rc)
-                return ledger_fail(l, rc);
+        /* its rowkeys entry goes in at the txn's end (store_newkeys_flush) */
+        if ((r = newkeys_add(&l->newkeys, key, id)) < 0)
+                return r;
+        l->newkeys_txn = txn;
         r = put_row_value(l, txn, id, key, enc, len, MDB_APPEND);
         if (r < 0)
                 return r;
+        newkeys_filter_add(&l->newkeys, key);
         l->row_next = id + 1;
         *ret_id = id;
+        return 0;
+}
+
+int store_newkeys_flush(struct ledger *l, MDB_txn *txn)
+{
+        struct newkeys *nk = &l->newkeys;
+        uint8_t ib[ROW_ID_SIZE];
+        MDB_cursor *c;
+        int rc;
+
+        if (!nk->n || l->newkeys_txn != txn)
+                return 0;
+        newkeys_sort(nk);
+        rc = mdb_cursor_open(txn, l->dbi[DB_ROWKEYS], &c);
+        if (rc)
+                return ledger_fail(l, rc);
+        for (size_t i = 0; i < nk->n && rc == 0; i++) {
+                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = nk->v[i].key.b},
+                        v = {.mv_size = ROW_ID_SIZE, .mv_data = ib};
+                be64_put(ib, nk->v[i].id);
+                rc = mdb_cursor_put(c, &k, &v, MDB_NOOVERWRITE);
+        }
+        mdb_cursor_close(c);
+        if (rc == MDB_KEYEXIST) {
+                /* each was looked up first: only a key the filter missed (a
+                 * writer besides this handle) gets here. The txn is dropped;
+                 * without the filter its sources are read again right */
+                filter_off(l);
+                return -EBADMSG;
+        }
+        return rc ? ledger_fail(l, rc) : 0;
+}
+
+void store_newkeys_drop(struct ledger *l)
+{
+        newkeys_clear(&l->newkeys);
+        l->newkeys_txn = NULL;
+}
+
+int store_rowkeys_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n)
+{
+        MDB_stat ms;
+        int rc = mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms);
+
+        if (rc)
+                return ledger_fail(l, rc);
+        *ret_n = ms.ms_entries + (l->newkeys_txn == txn ? l->newkeys.n : 0);
         return 0;
 }
 

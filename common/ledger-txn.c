@@ -2,7 +2,8 @@
  * write txn per unit with map growth on MDB_MAP_FULL, and group commit (many
  * units, each rows + checkpoint of one source, inside one outer txn, so an
  * initial scan writes each B-tree page once per group, not once per source).
- * Everything else in the ledger builds on these; they call nothing of it. */
+ * Everything else in the ledger builds on these; of it they call only the
+ * store's hand-over of a txn's new row keys before its commit (ledger-store.c). */
 #include <errno.h>
 
 #include "ledger-internal.h"
@@ -76,10 +77,16 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                 if (rc)
                         return ledger_errno(rc);
                 r = fn(l, txn, ctx);
+                if (r >= 0) {
+                        int f = store_newkeys_flush(l, txn);
+                        if (f < 0)
+                                r = f;
+                }
                 if (r < 0)
                         mdb_txn_abort(txn);
                 else if ((rc = mdb_txn_commit(txn)) != 0) /* frees txn either way */
                         r = ledger_fail(l, rc);
+                store_newkeys_drop(l);
                 if (r >= 0 || !l->map_full)
                         return r;
                 r = ledger_grow_map(l);
@@ -131,7 +138,12 @@ int ledger_group_end(struct ledger *l)
         l->group = NULL;
         if (txn) {
                 l->map_full = false;
-                r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
+                r = store_newkeys_flush(l, txn);
+                if (r < 0)
+                        mdb_txn_abort(txn);
+                else
+                        r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
+                store_newkeys_drop(l);
         }
         if (r == 0 && l->group_err < 0)
                 r = l->group_err;
@@ -145,8 +157,10 @@ int ledger_group_end(struct ledger *l)
 
 void ledger_group_abort(struct ledger *l)
 {
-        if (l->group)
+        if (l->group) {
                 mdb_txn_abort(l->group);
+                store_newkeys_drop(l);
+        }
         l->group = NULL;
         l->group_err = 0;
 }
@@ -166,6 +180,7 @@ int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, v
         if (r >= 0)
                 return r;
         mdb_txn_abort(l->group);
+        store_newkeys_drop(l);
         l->group = NULL;
         l->group_err = r;
         if (l->map_full) {

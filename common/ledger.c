@@ -289,6 +289,7 @@ struct ledger *ledger_close(struct ledger *l)
         ledger_group_abort(l);
         if (l->env)
                 mdb_env_close(l->env);
+        newkeys_free(&l->newkeys);
         free(l->pending);
         free(l);
         return NULL;
@@ -638,6 +639,10 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
                 bool old = which[i] == DB_USAGE || which[i] == DB_ACTIVITY;
                 if ((store && !l->have_rows) || (old && !l->have_old_rows))
                         continue;
+                if (which[i] == DB_ROWKEYS) { /* with a group's new keys */
+                        r = store_rowkeys_count(l, txn, out[i]);
+                        continue;
+                }
                 r = ledger_errno(mdb_stat(txn, l->dbi[which[i]], &ms));
                 if (r == 0)
                         *out[i] = ms.ms_entries;

@@ -272,7 +272,7 @@ const char *cost_source_name(uint8_t src)
         }
 }
 
-int row_batch_push(struct row_batch *b, struct usage_row **ret_row)
+int row_batch_push_raw(struct row_batch *b, struct usage_row **ret_row)
 {
         if (b->n == b->cap) {
                 size_t ncap = b->cap ? b->cap * 2 : 8;
@@ -286,10 +286,21 @@ int row_batch_push(struct row_batch *b, struct usage_row **ret_row)
                 b->rows = nr;
                 b->cap = ncap;
         }
+        *ret_row = &b->rows[b->n++];
+        return 0;
+}
+
+int row_batch_push(struct row_batch *b, struct usage_row **ret_row)
+{
+        struct usage_row *r;
+        int e = row_batch_push_raw(b, &r);
+
+        if (e < 0)
+                return e;
         /* all but calls[] (12 KB a row): adapters write both strings of
          * each call below n_calls, and nothing reads past it */
-        memset(&b->rows[b->n], 0, offsetof(struct usage_row, calls));
-        *ret_row = &b->rows[b->n++];
+        memset(r, 0, offsetof(struct usage_row, calls));
+        *ret_row = r;
         return 0;
 }
 

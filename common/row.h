@@ -143,5 +143,8 @@ struct row_batch {
 };
 /* Appends a zeroed row; -ENOMEM. */
 int row_batch_push(struct row_batch *b, struct usage_row **ret_row);
+/* Appends a row left as it is, for a caller that writes all of it up to
+ * its calls[n_calls]; -ENOMEM. */
+int row_batch_push_raw(struct row_batch *b, struct usage_row **ret_row);
 void row_batch_clear(struct row_batch *b);
 void row_batch_free(struct row_batch *b);

@@ -50,7 +50,7 @@ int commit_unit_rows(struct commit_unit *u, struct row_batch *b)
                 struct usage_row *r;
                 if (u->rows_len - off < ROW_HEAD)
                         return -EBADMSG;
-                int e = row_batch_push(b, &r);
+                int e = row_batch_push_raw(b, &r); /* written whole below */
                 if (e < 0)
                         return e;
                 memcpy(r, u->rows + off, ROW_HEAD);

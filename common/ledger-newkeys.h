@@ -1,0 +1,61 @@
+/* Private to the ledger (ledger-store.c, ledger-txn.c): the content keys of
+ * rows a write txn inserted, kept in memory until just before its commit,
+ * and a Bloom filter of every content key the ledger holds.
+ *
+ * A scan inserts rows under content keys that are hashes: looking each one
+ * up in db rowkeys and inserting it there as it comes walks a random leaf of
+ * that B-tree per row (a cache miss per level, a page copied per leaf per
+ * group commit); it was a third of the writer's time in a dense scan. With
+ * these, a key the filter has never seen is new without a lookup, and the
+ * txn's new keys go into rowkeys in key order at its end, each leaf visited
+ * once while it is hot. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "row.h"
+
+struct newkey {
+        struct row_key key;
+        uint64_t id;
+};
+
+struct newkeys {
+        /* the write txn's new keys, in insertion order until sorted */
+        struct newkey *v;
+        size_t n, cap;
+        uint32_t *slot; /* open addressing over v: index + 1, 0 = empty */
+        size_t nslot;   /* a power of two, at least twice n */
+        /* the Bloom filter: every key in rowkeys and in v when complete */
+        uint64_t *bits;
+        size_t nbits;    /* a power of two */
+        size_t n_keys;   /* keys added since it was (re)built */
+        size_t cap_keys; /* keys it was sized for: beyond, it is built again */
+        bool complete;
+};
+
+/* The largest filter (4 MB): a ledger of more keys than this looks each one
+ * up again, as it did without the filter. */
+#define NEWKEYS_FILTER_MAX_KEYS (2u << 20)
+
+/* false: key is certainly in neither rowkeys nor the txn's new keys (only
+ * when the filter is complete; otherwise always true). */
+bool newkeys_maybe_known(const struct newkeys *nk, const struct row_key *key);
+/* The txn's new key key: true and its row id. */
+bool newkeys_find(const struct newkeys *nk, const struct row_key *key, uint64_t *ret_id);
+/* key (not among them) under id: 0, or -ENOMEM (then nothing was kept). */
+int newkeys_add(struct newkeys *nk, const struct row_key *key, uint64_t id);
+/* Sorts the new keys by key (memcmp order, rowkeys' order). */
+void newkeys_sort(struct newkeys *nk);
+/* Forgets the new keys (the txn committed them, or was aborted: the filter
+ * keeps them, which only makes it answer "maybe" more often). */
+void newkeys_clear(struct newkeys *nk);
+/* An empty filter sized for keys keys (-ENOMEM: none, not complete);
+ * complete once the caller added every key the ledger holds. */
+int newkeys_filter_reset(struct newkeys *nk, size_t keys);
+void newkeys_filter_add(struct newkeys *nk, const struct row_key *key);
+/* Whether n_keys outgrew the filter (built again, larger, before its next use). */
+bool newkeys_filter_full(const struct newkeys *nk);
+void newkeys_free(struct newkeys *nk);

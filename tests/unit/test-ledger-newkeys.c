@@ -1,0 +1,202 @@
+/* Unit tests of the ledger's new row keys (ledger-newkeys.c: a txn's keys
+ * held until its commit, the Bloom filter of every key) and of the ledger
+ * through them, on a real LMDB file: a key is found again in the txn that
+ * added it, in a later group, after a reopen (the filter built from
+ * rowkeys), after the filter outgrew its size; an aborted group's keys can
+ * be added again; an upsert merges into a row of its own group. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "ledger-newkeys.h"
+#include "tap.h"
+
+#define T0 1767225600000LL /* 2026-01-01T00:00:00Z */
+
+static void key_of(struct row_key *k, const char *ns, unsigned i)
+{
+        struct keyhash h;
+        char id[32];
+
+        snprintf(id, sizeof(id), "%u", i);
+        keyhash_begin(&h, ns);
+        keyhash_str(&h, id);
+        keyhash_end(&h, k);
+}
+
+static void mkrow(struct usage_row *r, const char *ns, unsigned i, uint32_t flags)
+{
+        memset(r, 0, sizeof(*r));
+        key_of(&r->key, ns, i);
+        r->flags = ROW_F_TOKENS_KNOWN | flags;
+        r->kind = ROW_KIND_MESSAGE;
+        r->time_ms = T0 + (int64_t)i * 1000;
+        r->input = 100 + i;
+        r->output = 7;
+        r->total = r->input + r->output;
+        ROW_SET(r->tool, "pi");
+        ROW_SET(r->session, "s");
+        ROW_SET(r->project, "/p");
+        ROW_SET(r->provider, "prov");
+        ROW_SET(r->model, "m");
+}
+
+/* rows ns-from .. ns-(from+n-1) of source path in one batch */
+static int commit_rows(struct ledger *l, const char *path, const char *ns, unsigned from, unsigned n,
+                       uint32_t flags, struct commit_result *ret)
+{
+        struct usage_row *rows = calloc(n, sizeof(*rows));
+        struct checkpoint cp = {.kind = SOURCE_LINES, .offset = from + n, .ino = 1};
+        int r;
+
+        for (unsigned i = 0; i < n; i++)
+                mkrow(&rows[i], ns, from + i, flags);
+        ROW_SET(cp.tool, "pi");
+        struct commit_batch b = {.source_path = path, .cp = &cp, .rows = rows, .n_rows = n};
+        r = ledger_commit(l, &b, ret);
+        free(rows);
+        return r;
+}
+
+static uint64_t rows_in(struct ledger *l)
+{
+        struct ledger_stats st;
+        return ledger_get_stats(l, &st) == 0 ? st.rows : UINT64_MAX;
+}
+
+static void module_tests(void)
+{
+        struct newkeys nk = {0};
+        struct row_key k;
+        uint64_t id = 0;
+        unsigned misses = 0, maybe = 0;
+        bool all = true;
+
+        ok(newkeys_maybe_known(&nk, &(struct row_key){{0}}), "no filter: every key may be known");
+        for (unsigned i = 0; i < 5000; i++) {
+                key_of(&k, "a", i);
+                if (newkeys_add(&nk, &k, 1000 + i) < 0)
+                        all = false;
+        }
+        ok(all && nk.n == 5000, "5000 keys kept");
+        for (unsigned i = 0; i < 5000; i++) {
+                key_of(&k, "a", i);
+                misses += !newkeys_find(&nk, &k, &id) || id != 1000 + i;
+        }
+        key_of(&k, "b", 1);
+        ok(misses == 0 && !newkeys_find(&nk, &k, &id), "each found with its id, another key not");
+        newkeys_sort(&nk);
+        for (unsigned i = 1; i < nk.n; i++)
+                all &= memcmp(nk.v[i - 1].key.b, nk.v[i].key.b, ROW_KEY_SIZE) < 0;
+        key_of(&k, "a", 4321);
+        ok(all && newkeys_find(&nk, &k, &id) && id == 1000 + 4321, "sorted by key, still found");
+        newkeys_clear(&nk);
+        ok(nk.n == 0 && !newkeys_find(&nk, &k, &id), "cleared: none");
+        ok(newkeys_add(&nk, &k, 7) == 0 && newkeys_find(&nk, &k, &id) && id == 7 && nk.n == 1,
+           "added again after the clear");
+        newkeys_clear(&nk);
+
+        ok(newkeys_filter_reset(&nk, 100000) == 0, "a filter for 100000 keys");
+        for (unsigned i = 0; i < 100000; i++) {
+                key_of(&k, "f", i);
+                newkeys_filter_add(&nk, &k);
+        }
+        nk.complete = true;
+        misses = 0;
+        for (unsigned i = 0; i < 100000; i++) {
+                key_of(&k, "f", i);
+                misses += !newkeys_maybe_known(&nk, &k);
+                key_of(&k, "g", i);
+                maybe += newkeys_maybe_known(&nk, &k);
+        }
+        ok(misses == 0, "no key added is ever 'not known'");
+        ok(maybe < 3000, "other keys: %u of 100000 'maybe known' (a lookup each)", maybe);
+        ok(!newkeys_filter_full(&nk), "not full at its size");
+        key_of(&k, "f", 0);
+        for (unsigned i = 0; i < nk.cap_keys; i++)
+                newkeys_filter_add(&nk, &k);
+        ok(newkeys_filter_full(&nk), "full beyond it");
+        ok(newkeys_filter_reset(&nk, NEWKEYS_FILTER_MAX_KEYS + 1) == -E2BIG && !nk.complete &&
+           newkeys_maybe_known(&nk, &k), "too many keys: no filter, every key may be known");
+        newkeys_free(&nk);
+}
+
+int main(void)
+{
+        char *dir = tap_tmpdir();
+        struct ledger *l = NULL;
+        struct commit_result res;
+
+        module_tests();
+
+        ok(ledger_open(dir, 0, &l) == 0, "open");
+        /* one group: a key twice in a batch, again in a later batch */
+        ok(ledger_group_begin(l) == 0, "group begins");
+        ok(commit_rows(l, "/s/a", "r", 0, 100, 0, &res) == 0 && res.added == 100, "100 rows added");
+        ok(commit_rows(l, "/s/b", "r", 50, 100, 0, &res) == 0 && res.added == 50 && res.dup == 50,
+           "50 of the next 100 are the group's own: counted once");
+        ok(rows_in(l) == 150, "inside the group: 150 rows (%llu)", (unsigned long long)rows_in(l));
+        ok(ledger_group_end(l) == 0, "group end commits");
+        ok(rows_in(l) == 150, "after it: 150");
+        ok(commit_rows(l, "/s/c", "r", 0, 150, 0, &res) == 0 && res.dup == 150 && res.added == 0,
+           "all 150 again, alone: each one already counted");
+
+        /* an upsert merges into the row its own group added */
+        ledger_group_begin(l);
+        ok(commit_rows(l, "/s/u", "u", 0, 10, ROW_F_UPSERT, &res) == 0 && res.added == 10, "10 upsert rows");
+        struct usage_row row;
+        mkrow(&row, "u", 3, ROW_F_UPSERT);
+        row.output = 99;
+        row.total = row.input + row.output;
+        struct checkpoint cp = {.kind = SOURCE_LINES, .offset = 1, .ino = 1};
+        ROW_SET(cp.tool, "pi");
+        struct commit_batch b = {.source_path = "/s/u2", .cp = &cp, .rows = &row, .n_rows = 1};
+        ok(ledger_commit(l, &b, &res) == 0 && res.merged == 1 && res.added == 0,
+           "the same key, more output: merged into it");
+        ok(ledger_group_end(l) == 0 && rows_in(l) == 160, "160 rows");
+        struct usage_row got;
+        ok(ledger_get_row(l, &row.key, &got) == 0 && got.output == 99, "the row has the merged output");
+
+        /* an aborted group's keys are not there; added again, once */
+        ledger_group_begin(l);
+        ok(commit_rows(l, "/s/x", "x", 0, 40, 0, &res) == 0 && res.added == 40, "40 rows in a group");
+        ledger_group_abort(l);
+        ok(rows_in(l) == 160, "aborted: 160 rows");
+        ok(commit_rows(l, "/s/x", "x", 0, 40, 0, &res) == 0 && res.added == 40 && rows_in(l) == 200,
+           "the 40 written again: added (200)");
+        ok(commit_rows(l, "/s/x2", "x", 0, 40, 0, &res) == 0 && res.dup == 40, "and then counted once");
+
+        /* reopened: the filter is built from rowkeys; it outgrows its size */
+        l = ledger_close(l);
+        ok(ledger_open(dir, 0, &l) == 0, "reopened");
+        ok(commit_rows(l, "/s/c", "r", 0, 150, 0, &res) == 0 && res.dup == 150, "the first 150: counted");
+        for (unsigned i = 0; i < 5; i++)
+                commit_rows(l, "/s/big", "big", i * 4000, 4000, 0, &res);
+        ok(rows_in(l) == 20200, "20000 more rows (%llu)", (unsigned long long)rows_in(l));
+        unsigned dups = 0;
+        for (unsigned i = 0; i < 5; i++)
+                if (commit_rows(l, "/s/big2", "big", i * 4000, 4000, 0, &res) == 0)
+                        dups += (unsigned)res.dup;
+        ok(dups == 20000 && rows_in(l) == 20200, "each of them again: already counted (%u)", dups);
+        ok(commit_rows(l, "/s/c2", "r", 0, 150, 0, &res) == 0 && res.dup == 150 &&
+           commit_rows(l, "/s/x3", "x", 0, 40, 0, &res) == 0 && res.dup == 40,
+           "and the older ones after the filter grew");
+        l = ledger_close(l);
+
+        /* a ledger of more keys than the filter takes: a lookup per row */
+        setenv("AGENTMETER_TEST_KEYFILTER_MAX", "10000", 1);
+        ok(ledger_open(dir, 0, &l) == 0, "reopened with a filter of at most 10000 keys");
+        ok(commit_rows(l, "/s/y", "y", 0, 100, 0, &res) == 0 && res.added == 100, "100 new rows");
+        ok(commit_rows(l, "/s/y2", "y", 0, 100, 0, &res) == 0 && res.dup == 100 &&
+           commit_rows(l, "/s/c3", "r", 0, 150, 0, &res) == 0 && res.dup == 150,
+           "they and older ones again: already counted");
+        ledger_group_begin(l);
+        ok(commit_rows(l, "/s/z", "z", 0, 30, 0, &res) == 0 && commit_rows(l, "/s/z2", "z", 10, 30, 0, &res) == 0 &&
+           res.dup == 20 && res.added == 10 && ledger_group_end(l) == 0 && rows_in(l) == 20340,
+           "inside a group too");
+        l = ledger_close(l);
+        unsetenv("AGENTMETER_TEST_KEYFILTER_MAX");
+        return tap_done();
+}
