@@ -135,7 +135,13 @@ int main(void)
          * override): the new series' marks are merged in one pass (each was
          * inserted into the sorted array, a move of the rest every time:
          * 31,775 models took 11 s of memmove per render) */
-        enum { MANY = 40000 };
+#ifdef __SANITIZE_ADDRESS__
+        /* the sanitizer lane checks the memory of the merge, not its cost
+         * (40,000 took 15 s of its time): fewer, and no cost compared */
+        enum { MANY = 4000, COMPARE_COST = 0 };
+#else
+        enum { MANY = 40000, COMPARE_COST = 1 };
+#endif
         struct usage_row *rows = calloc(MANY, sizeof(*rows));
         for (int i = 0; i < MANY; i++) {
                 struct keyhash h;
@@ -168,10 +174,12 @@ int main(void)
         t0 = timefmt_mono_ms();
         char *again = text_of(in);
         int64_t second = timefmt_mono_ms() - t0;
-        ok(first < 2 * second + 1000, "40,000 new models: their marks cost no more than a render (%lld ms, "
-           "then %lld ms with every mark there)", (long long)first, (long long)second);
-        ok(has(t, "provider=\"vendor\",model=\"gen-00000\",type=\"input\"} 10\n") &&
-                   has(t, "provider=\"vendor\",model=\"gen-39999\",type=\"input\"} ") &&
+        ok(!COMPARE_COST || first < 2 * second + 1000,
+           "%d new models: their marks cost no more than a render (%lld ms, then %lld ms with every "
+           "mark there)", MANY, (long long)first, (long long)second);
+        char last[96];
+        snprintf(last, sizeof(last), "provider=\"vendor\",model=\"gen-%05d\",type=\"input\"} ", MANY - 1);
+        ok(has(t, "provider=\"vendor\",model=\"gen-00000\",type=\"input\"} 10\n") && has(t, last) &&
                    has(t, "harness=\"openclaw\",provider=\"anthropic\",model=\"\",type=\"input\"} 100\n"),
            "... every series there, the older marks kept");
         ok(strcmp(t, again) == 0, "... and the marks read back give the same text");
