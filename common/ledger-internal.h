@@ -72,11 +72,8 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
                      size_t len, uint64_t *ret_id);
 int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
                      const uint8_t *enc, size_t len);
-/* Before a write txn's commit: its new row keys into db rowkeys, in key
- * order; 0 or a failure (the txn must then be aborted). After a commit or
- * an abort: store_newkeys_drop. */
-int store_newkeys_flush(struct ledger *l, MDB_txn *txn);
-void store_newkeys_drop(struct ledger *l);
+/* The key filter off for good (ledger-txn.c): each new row is looked up. */
+void ledger_filter_off(struct ledger *l);
 /* Entries of db rowkeys as txn sees them (its new keys included). */
 int store_rowkeys_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n);
 /* Every row, in id order from from_id (8 bytes big-endian; NULL: the

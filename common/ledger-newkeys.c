@@ -1,5 +1,6 @@
 /* A write txn's new content keys and the ledger's Bloom filter of every
- * content key (ledger-newkeys.h): plain memory, no LMDB. */
+ * content key (ledger-newkeys.h): plain memory, and the keys' one write
+ * into the index. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,26 @@ void newkeys_sort(struct newkeys *nk)
         qsort(nk->v, nk->n, sizeof(*nk->v), key_cmp);
         for (size_t i = 0; i < nk->n; i++)
                 slot_put(nk, i);
+}
+
+int newkeys_write(struct newkeys *nk, MDB_txn *txn, MDB_dbi dbi)
+{
+        uint8_t ib[8];
+        MDB_cursor *c;
+        int rc;
+
+        newkeys_sort(nk);
+        rc = mdb_cursor_open(txn, dbi, &c);
+        if (rc)
+                return rc;
+        for (size_t i = 0; i < nk->n && rc == 0; i++) {
+                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = nk->v[i].key.b},
+                        v = {.mv_size = sizeof(ib), .mv_data = ib};
+                be64_put(ib, nk->v[i].id);
+                rc = mdb_cursor_put(c, &k, &v, MDB_NOOVERWRITE);
+        }
+        mdb_cursor_close(c);
+        return rc;
 }
 
 void newkeys_clear(struct newkeys *nk)

@@ -11,6 +11,7 @@
  * once while it is hot. */
 #pragma once
 
+#include <lmdb.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,9 @@ bool newkeys_find(const struct newkeys *nk, const struct row_key *key, uint64_t 
 int newkeys_add(struct newkeys *nk, const struct row_key *key, uint64_t id);
 /* Sorts the new keys by key (memcmp order, rowkeys' order). */
 void newkeys_sort(struct newkeys *nk);
+/* The new keys (key -> 8-byte big-endian row id) into dbi in key order,
+ * none overwriting: 0 or LMDB's error (MDB_KEYEXIST: one was there). */
+int newkeys_write(struct newkeys *nk, MDB_txn *txn, MDB_dbi dbi);
 /* Forgets the new keys (the txn committed them, or was aborted: the filter
  * keeps them, which only makes it answer "maybe" more often). */
 void newkeys_clear(struct newkeys *nk);

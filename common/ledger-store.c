@@ -98,12 +98,6 @@ static int stored_from(const MDB_val *k, const MDB_val *v, struct stored_row *re
  * and the txn's new keys when first needed and again, larger, when it
  * outgrew its size; off for good beyond NEWKEYS_FILTER_MAX_KEYS or when it
  * cannot be built (a lookup per row then, as without it). */
-static void filter_off(struct ledger *l)
-{
-        (void)newkeys_filter_reset(&l->newkeys, SIZE_MAX); /* frees it */
-        l->filter_off = true;
-}
-
 static void filter_ready(struct ledger *l, MDB_txn *txn)
 {
         struct newkeys *nk = &l->newkeys;
@@ -117,13 +111,13 @@ static void filter_ready(struct ledger *l, MDB_txn *txn)
                 return;
         size_t max = hook("AGENTMETER_TEST_KEYFILTER_MAX", NEWKEYS_FILTER_MAX_KEYS);
         if (mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms) != 0 || (keys = ms.ms_entries + nk->n) > max) {
-                filter_off(l);
+                ledger_filter_off(l);
                 return;
         }
         /* room for as many again: built again only as the ledger doubles */
         keys = 2 * keys < max ? 2 * keys : max;
         if (newkeys_filter_reset(nk, keys) < 0 || mdb_cursor_open(txn, l->dbi[DB_ROWKEYS], &c) != 0) {
-                filter_off(l);
+                ledger_filter_off(l);
                 return;
         }
         for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && k.mv_size == ROW_KEY_SIZE;
@@ -131,7 +125,7 @@ static void filter_ready(struct ledger *l, MDB_txn *txn)
                 newkeys_filter_add(nk, (const struct row_key *)k.mv_data);
         mdb_cursor_close(c);
         if (rc != MDB_NOTFOUND) {
-                filter_off(l);
+                ledger_filter_off(l);
                 return;
         }
         for (size_t i = 0; i < nk->n; i++)
@@ -201,8 +195,10 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         uint64_t id = 0;
         int r, rc;
 
-        if (l->newkeys_txn != txn)
-                store_newkeys_drop(l); /* the last txn's: committed or aborted */
+        if (l->newkeys_txn != txn) { /* the last txn's: committed or aborted */
+                newkeys_clear(&l->newkeys);
+                l->newkeys_txn = NULL;
+        }
         filter_ready(l, txn);
         if (newkeys_maybe_known(&l->newkeys, key)) {
                 if (newkeys_find(&l->newkeys, key, &id))
@@ -215,7 +211,7 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         }
         if ((r = next_row_id(l, txn, &id)) < 0)
                 return r;
-        /* its rowkeys entry goes in at the txn's end (store_newkeys_flush) */
+        /* its rowkeys entry goes in at the txn's end (ledger-txn.c) */
         if ((r = newkeys_add(&l->newkeys, key, id)) < 0)
                 return r;
         l->newkeys_txn = txn;
@@ -226,42 +222,6 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         l->row_next = id + 1;
         *ret_id = id;
         return 0;
-}
-
-int store_newkeys_flush(struct ledger *l, MDB_txn *txn)
-{
-        struct newkeys *nk = &l->newkeys;
-        uint8_t ib[ROW_ID_SIZE];
-        MDB_cursor *c;
-        int rc;
-
-        if (!nk->n || l->newkeys_txn != txn)
-                return 0;
-        newkeys_sort(nk);
-        rc = mdb_cursor_open(txn, l->dbi[DB_ROWKEYS], &c);
-        if (rc)
-                return ledger_fail(l, rc);
-        for (size_t i = 0; i < nk->n && rc == 0; i++) {
-                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = nk->v[i].key.b},
-                        v = {.mv_size = ROW_ID_SIZE, .mv_data = ib};
-                be64_put(ib, nk->v[i].id);
-                rc = mdb_cursor_put(c, &k, &v, MDB_NOOVERWRITE);
-        }
-        mdb_cursor_close(c);
-        if (rc == MDB_KEYEXIST) {
-                /* each was looked up first: only a key the filter missed (a
-                 * writer besides this handle) gets here. The txn is dropped;
-                 * without the filter its sources are read again right */
-                filter_off(l);
-                return -EBADMSG;
-        }
-        return rc ? ledger_fail(l, rc) : 0;
-}
-
-void store_newkeys_drop(struct ledger *l)
-{
-        newkeys_clear(&l->newkeys);
-        l->newkeys_txn = NULL;
 }
 
 int store_rowkeys_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n)

@@ -2,9 +2,11 @@
  * write txn per unit with map growth on MDB_MAP_FULL, and group commit (many
  * units, each rows + checkpoint of one source, inside one outer txn, so an
  * initial scan writes each B-tree page once per group, not once per source).
- * Everything else in the ledger builds on these; of it they call only the
- * store's hand-over of a txn's new row keys before its commit (ledger-store.c). */
+ * Everything else in the ledger builds on these; they call nothing of it.
+ * A txn's new row keys (ledger-newkeys.h) go into rowkeys just before its
+ * commit and are forgotten after its commit or abort, here. */
 #include <errno.h>
+#include <stdint.h>
 
 #include "ledger-internal.h"
 
@@ -29,6 +31,37 @@ int ledger_fail(struct ledger *l, int rc)
         if (rc == MDB_MAP_FULL)
                 l->map_full = true;
         return ledger_errno(rc);
+}
+
+void ledger_filter_off(struct ledger *l)
+{
+        (void)newkeys_filter_reset(&l->newkeys, SIZE_MAX); /* frees it */
+        l->filter_off = true;
+}
+
+/* txn's new row keys into rowkeys, before its commit */
+static int newkeys_flush(struct ledger *l, MDB_txn *txn)
+{
+        int rc;
+
+        if (!l->newkeys.n || l->newkeys_txn != txn)
+                return 0;
+        rc = newkeys_write(&l->newkeys, txn, l->dbi[DB_ROWKEYS]);
+        if (rc == MDB_KEYEXIST) {
+                /* each was looked up first: only a key the filter missed (a
+                 * writer besides this handle) gets here. The txn is dropped;
+                 * without the filter its sources are read again right */
+                ledger_filter_off(l);
+                return -EBADMSG;
+        }
+        return ledger_fail(l, rc);
+}
+
+/* after txn's commit or abort */
+static void newkeys_drop(struct ledger *l)
+{
+        newkeys_clear(&l->newkeys);
+        l->newkeys_txn = NULL;
 }
 
 int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
@@ -78,7 +111,7 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                         return ledger_errno(rc);
                 r = fn(l, txn, ctx);
                 if (r >= 0) {
-                        int f = store_newkeys_flush(l, txn);
+                        int f = newkeys_flush(l, txn);
                         if (f < 0)
                                 r = f;
                 }
@@ -86,7 +119,7 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                         mdb_txn_abort(txn);
                 else if ((rc = mdb_txn_commit(txn)) != 0) /* frees txn either way */
                         r = ledger_fail(l, rc);
-                store_newkeys_drop(l);
+                newkeys_drop(l);
                 if (r >= 0 || !l->map_full)
                         return r;
                 r = ledger_grow_map(l);
@@ -138,12 +171,12 @@ int ledger_group_end(struct ledger *l)
         l->group = NULL;
         if (txn) {
                 l->map_full = false;
-                r = store_newkeys_flush(l, txn);
+                r = newkeys_flush(l, txn);
                 if (r < 0)
                         mdb_txn_abort(txn);
                 else
                         r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
-                store_newkeys_drop(l);
+                newkeys_drop(l);
         }
         if (r == 0 && l->group_err < 0)
                 r = l->group_err;
@@ -159,7 +192,7 @@ void ledger_group_abort(struct ledger *l)
 {
         if (l->group) {
                 mdb_txn_abort(l->group);
-                store_newkeys_drop(l);
+                newkeys_drop(l);
         }
         l->group = NULL;
         l->group_err = 0;
@@ -180,7 +213,7 @@ int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, v
         if (r >= 0)
                 return r;
         mdb_txn_abort(l->group);
-        store_newkeys_drop(l);
+        newkeys_drop(l);
         l->group = NULL;
         l->group_err = r;
         if (l->map_full) {
