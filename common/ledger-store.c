@@ -195,10 +195,8 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         uint64_t id = 0;
         int r, rc;
 
-        if (l->newkeys_txn != txn) { /* the last txn's: committed or aborted */
-                newkeys_clear(&l->newkeys);
-                l->newkeys_txn = NULL;
-        }
+        /* the new keys are this txn's or none: ledger-txn.c forgets them
+         * when a txn ends */
         filter_ready(l, txn);
         if (newkeys_maybe_known(&l->newkeys, key)) {
                 if (newkeys_find(&l->newkeys, key, &id))
