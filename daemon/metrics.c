@@ -389,11 +389,11 @@ static int slow_reports(struct metrics *m)
                 return r;
         }
         memset(m->last_ms, 0, sizeof(m->last_ms));
-        for (size_t i = 0; i < sessions.n; i++)
-                for (size_t a = 0; registry_adapters[a]; a++)
-                        if (strcmp(sessions.rows[i].harness, registry_adapters[a]->id) == 0 &&
-                            sessions.rows[i].last_ms > m->last_ms[a])
-                                m->last_ms[a] = sessions.rows[i].last_ms;
+        for (size_t i = 0; i < sessions.n; i++) {
+                int a = registry_index(registry_find(sessions.rows[i].harness));
+                if (a >= 0 && sessions.rows[i].last_ms > m->last_ms[a])
+                        m->last_ms[a] = sessions.rows[i].last_ms;
+        }
         report_result_free(&sessions);
         m->have_slow = true;
         m->slow_at_ms = now;
