@@ -245,8 +245,9 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                 /* at most what the slice has left (at least READ_MIN): a
                  * decoder's output counts like bytes read */
                 size_t k, want = rd->cap - rd->len;
-                if (*io_budget < want)
-                        want = *io_budget > READ_MIN ? (size_t)*io_budget : READ_MIN < want ? READ_MIN : want;
+                uint64_t ask = *io_budget > READ_MIN ? *io_budget : READ_MIN;
+                if (ask < want)
+                        want = (size_t)ask;
                 r = reader_pread(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
                 if (r < 0)
                         return r;
