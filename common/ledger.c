@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -300,6 +302,79 @@ int ledger_sync(struct ledger *l)
         if (l->rdonly)
                 return 0;
         return ledger_errno(mdb_env_sync(l->env, 1));
+}
+
+int ledger_used_bytes(struct ledger *l, uint64_t *ret_bytes)
+{
+        MDB_envinfo info;
+        MDB_stat st;
+        int rc = mdb_env_info(l->env, &info);
+        if (rc == 0)
+                rc = mdb_env_stat(l->env, &st);
+        if (rc != 0)
+                return ledger_errno(rc);
+        *ret_bytes = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+        return 0;
+}
+
+/* LMDB keeps its map's address to itself (mdb_env_info reports it only for
+ * MDB_FIXEDMAP): the mapping of the data file's inode in /proc/self/maps. */
+static int find_map(int fd, void **ret_addr, size_t *ret_len)
+{
+        struct stat st;
+        char line[PATH_MAX + 128];
+        unsigned long lo, hi, ino, maj, min;
+        FILE *f;
+        int r = -ENOENT;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        f = fopen("/proc/self/maps", "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                if (sscanf(line, "%lx-%lx %*s %*x %lx:%lx %lu", &lo, &hi, &maj, &min, &ino) != 5)
+                        continue;
+                if (ino != st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev))
+                        continue;
+                *ret_addr = (void *)lo;
+                *ret_len = hi - lo;
+                r = 0;
+                break;
+        }
+        fclose(f);
+        return r;
+}
+
+/* Why: ext4 (Linux 6.16 and later) caches a file in large folios when it is
+ * written in long runs, as a bulk ingest's group commits grow the ledger,
+ * and a later 4 KB page write into such a folio walks every block of the
+ * folio: a live append's ~20 page writes cost 5-6 us each instead of 2-3
+ * (tests/bench/README.md). Dropped after a sync, the pages come back through
+ * the map's faults in small folios. Our map's page-table entries go first
+ * (posix_fadvise leaves mapped pages), dirty pages are written by the sync
+ * before (DONTNEED drops clean pages only, so nothing is lost even if
+ * another writer raced). A reader re-faults what it needs. */
+int ledger_drop_cache(struct ledger *l)
+{
+        mdb_filehandle_t fd;
+        void *map;
+        size_t len;
+        int r, rc;
+
+        r = ledger_sync(l);
+        if (r < 0)
+                return r;
+        rc = mdb_env_get_fd(l->env, &fd);
+        if (rc != 0)
+                return ledger_errno(rc);
+        r = find_map(fd, &map, &len);
+        if (r < 0)
+                return r;
+        if (madvise(map, len, MADV_DONTNEED) < 0)
+                return -errno;
+        r = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        return -r; /* posix_fadvise returns the error number itself */
 }
 
 /* ---- checkpoints --------------------------------------------------------- */

@@ -36,6 +36,12 @@ const char *ledger_open_error(void);
 /* mdb_env_sync(force). Commits do not fsync; a crash can only lose whole
  * recent txns, rows and checkpoints together, so lines are just re-read. */
 int ledger_sync(struct ledger *l);
+/* The bytes of the data file in use (pages up to the last one written). */
+int ledger_used_bytes(struct ledger *l, uint64_t *ret_bytes);
+/* Syncs, then drops the data file's pages from the page cache: after a bulk
+ * ingest, so that live commits write into small folios (see ledger.c). The
+ * next reads fault the pages back in. Not inside a write txn. */
+int ledger_drop_cache(struct ledger *l);
 
 /* Group commit (ledger-txn.c): between begin and end every ledger write
  * goes into one outer txn, committed by ledger_group_end, and reads see the

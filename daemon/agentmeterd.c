@@ -14,6 +14,7 @@
 
 #include "budget-conf.h"
 #include "budget.h"
+#include "cache-shed.h"
 #include "control.h"
 #include "daemon.h"
 #include "ingest.h"
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
                           ledger_open_error() ? ledger_open_error() : "");
                 return 1;
         }
+        cache_shed_note_start(&d);
         if (o.rebuild_rollups) {
                 r = ledger_rebuild_rollups(d.ledger);
                 if (r < 0)

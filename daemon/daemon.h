@@ -33,6 +33,7 @@ struct daemon {
         struct command_env commands;
         uint64_t reconcile_usec;
         uint64_t commits_at_sync;
+        uint64_t ledger_bytes_at_start; /* cache-shed.c: the ledger's size as opened */
         bool initial_scan_done;
         bool roots_dirty;       /* a directory appeared: re-check missing roots */
         bool watch_degraded;    /* a watch could not be added: said once */

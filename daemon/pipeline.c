@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "budget.h"
+#include "cache-shed.h"
 #include "control.h"
 #include "ledger.h"
 #include "log.h"
@@ -125,6 +126,7 @@ static int on_drain(sd_event_source *s, void *u)
                          (unsigned long long)c->lines, (unsigned long long)c->malformed,
                          (unsigned long long)c->oversized);
                 notify_progress(d, true);
+                cache_shed_after_bulk(d, "initial scan");
                 return 0;
         }
         notify_progress(d, false);

@@ -8,7 +8,8 @@
 #     (installed from npm into BUILD/peers when possible): paired medians of
 #     wall time, peak RSS and private (anonymous) memory; totals checked
 #     against the generator's, peers' totals compared with ours.
-#  2. with 20 MB and with 2 GB ingested: append-to-visible latency; with 2 GB:
+#  2. with 20 MB and with 2 GB ingested: append-to-visible latency, and the
+#     daemon's CPU per appended line in paired rounds (append.sh); with 2 GB:
 #     report daily/session answer times, 50 concurrent clients while ingest
 #     runs, statusline latency p50/p99 (process start included), an idle
 #     daemon's CPU time and memory, and `agentmeterctl reprice` over the ledger.
@@ -147,10 +148,6 @@ for name in "${LIVE[@]}"; do
 	done
 	echo "== $name ingested ($(du -sh "$st" | cut -f1) ledger): append-to-visible latency (200 appends, through the tail stream):"
 	python3 "$SRC/tests/bench/latency.py" "$W/run/agentmeterd/control.sock" "$S/--bench--/bench.jsonl" 200
-	t0=$(cut -d' ' -f1 /proc/$DP/schedstat)   # CPU time in ns
-	python3 "$SRC/tests/bench/latency.py" "$W/run/agentmeterd/control.sock" "$S/--bench--/bench2.jsonl" 500 > /dev/null
-	t1=$(cut -d' ' -f1 /proc/$DP/schedstat)
-	python3 -c "print('   daemon CPU per appended line: %.3f ms (500 appends)' % (($t1-$t0)/1e6/500))"
 	if [ "$name" != r20 ] || [ "$QUICK" = --quick ]; then
 		echo "== answers with $name ingested (agentmeterctl, a new process per query):"
 		env HOME="$W/home" XDG_STATE_HOME="$st" XDG_RUNTIME_DIR="$W/run" PATH="$PATH" \
@@ -182,3 +179,10 @@ PY
 	trap - EXIT
 	rm -rf "$S/--bench--"
 done
+
+# ---- live: daemon CPU per appended line, small and large history paired ------
+# (one run of each says little on this VM: see append.sh)
+echo "== daemon CPU per appended line, ${LIVE[0]} against ${LIVE[${#LIVE[@]}-1]} ingested, paired rounds (append.sh):"
+AM_BENCH_CORPORA=$CORP AM_BENCH_DIR=$W \
+	AM_BENCH_APPEND_ROUNDS=${AM_BENCH_APPEND_ROUNDS:-$([ "$QUICK" = --quick ] && echo 2 || echo 8)} \
+	"$SRC/tests/bench/append.sh" "$B" "${LIVE[0]}" "${LIVE[${#LIVE[@]}-1]}"

@@ -1,11 +1,17 @@
 /* Unit tests for the LMDB ledger on a real file in a temporary directory:
  * dedup, monotone upsert, rollups, checkpoints, identity, growth, schema. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <lmdb.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "ledger.h"
@@ -465,6 +471,81 @@ static void test_growth(const char *dir)
         ledger_close(l);
 }
 
+/* Pages of file `path` in the page cache (mincore over a map of our own). */
+static long resident_pages(const char *path, long *ret_total)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        long n = 0, pages;
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0)
+                return -1;
+        pages = (st.st_size + 4095) / 4096;
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        unsigned char *v = malloc((size_t)pages);
+        close(fd);
+        if (m == MAP_FAILED || !v || mincore(m, (size_t)st.st_size, v) < 0)
+                return -1;
+        for (long i = 0; i < pages; i++)
+                n += v[i] & 1;
+        munmap(m, (size_t)st.st_size);
+        free(v);
+        *ret_total = pages;
+        return n;
+}
+
+/* After a bulk write the daemon drops the ledger's page cache (ledger.c says
+ * why): the pages must really leave the cache, our own map's included, and
+ * everything must read back and take new writes after it. */
+static void test_drop_cache(const char *dir)
+{
+        struct ledger *l = NULL;
+        struct ledger_stats st;
+        struct statfs fs;
+        long total = 0, before, after;
+        uint64_t used = 0;
+        int missing = 0;
+
+        is_int(ledger_open(dir, 0, &l), 0, "open the grown ledger");
+        ledger_get_stats(l, &st);
+        for (uint64_t i = 0; i < st.rows; i++) { /* fault every row's pages into our map */
+                char id[32];
+                struct usage_row got, *want;
+                snprintf(id, sizeof(id), "grow-%llu", (unsigned long long)i);
+                want = mkrow(id, "x", 0, 0, 0, 0);
+                if (ledger_get_row(l, &want->key, &got) < 0 || got.output != i)
+                        missing++;
+        }
+        is_int(ledger_used_bytes(l, &used), 0, "ledger_used_bytes");
+        ok(used > 100 * 4096 && used % 4096 == 0, "in use: %llu bytes, whole pages",
+           (unsigned long long)used);
+        before = resident_pages(ledger_path(l), &total);
+        is_int(ledger_drop_cache(l), 0, "ledger_drop_cache");
+        after = resident_pages(ledger_path(l), &total);
+        if (statfs(dir, &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+                ok(1, "# SKIP %s is on tmpfs: its pages cannot leave memory", dir);
+        } else {
+                ok(before > total / 2 && after < total / 10,
+                   "pages in the cache: %ld of %ld before, %ld after", before, total, after);
+        }
+        for (uint64_t i = 0; i < st.rows; i++) {
+                char id[32];
+                struct usage_row got, *want;
+                snprintf(id, sizeof(id), "grow-%llu", (unsigned long long)i);
+                want = mkrow(id, "x", 0, 0, 0, 0);
+                if (ledger_get_row(l, &want->key, &got) < 0 || got.output != i)
+                        missing++;
+        }
+        is_int(missing, 0, "every row reads the same before and after");
+        is_int(commit1(l, mkrow("after-drop", "s", T0, 7, 1, 0), NULL), ROW_ADDED,
+               "a commit after the drop");
+        ledger_close(l);
+        l = NULL;
+        ledger_open(dir, 0, &l);
+        ledger_get_stats(l, &st);
+        is_int((long long)st.rows, 3001, "reopened: the rows and the new one");
+        ledger_close(l);
+}
+
 static void test_schema(const char *dir)
 {
         struct ledger *l = NULL;
@@ -507,6 +588,7 @@ int main(void)
         test_checkpoints(d);
         snprintf(d, sizeof(d), "%s/grow", base);
         test_growth(d);
+        test_drop_cache(d);
         snprintf(d, sizeof(d), "%s/schema", base);
         test_schema(d);
         snprintf(d, sizeof(d), "%s/empty", base);
