@@ -31,9 +31,13 @@ def read_line(deadline):
     return json.loads(line)
 read_line(time.monotonic() + 5)  # the ok reply
 lat = []
+# dated now, as a harness writes them: a line dated months away changes a
+# rollup outside the report cache's window (report-build.c), so every
+# metrics render after it would walk every rollup, which no real append does
+now_ms = int(time.time() * 1000)
 with open(session, "a") as f:
     for i in range(n):
-        line = json.dumps(g.assistant(rng, 900000 + i, g.BASE_MS + 10**10 + i * 1000, tot, ncalls=0), separators=(",", ":")) + "\n"
+        line = json.dumps(g.assistant(rng, 900000 + i, now_ms + i * 1000, tot, ncalls=0), separators=(",", ":")) + "\n"
         t0 = time.monotonic()
         f.write(line); f.flush()
         while True:
