@@ -213,6 +213,8 @@ int main(int argc, char **argv)
                 r = once_run(&d);
                 if (r >= 0 && setup_metrics(&d, &o) >= 0)
                         (void)metrics_write(d.metrics);
+                if (r >= 0) /* last: for the daemon that follows */
+                        cache_shed_after_bulk(&d, "scan");
                 goto out;
         }
         r = setup_live(&d);

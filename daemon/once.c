@@ -4,7 +4,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache-shed.h"
 #include "ingest.h"
 #include "log.h"
 #include "once.h"
@@ -27,7 +26,6 @@ int once_run(struct daemon *d)
         r = ledger_sync(d->ledger);
         if (r < 0)
                 return log_errno(LOG_ERR, r, "ledger sync failed");
-        cache_shed_after_bulk(d, "scan"); /* for the daemon that follows */
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         const struct tail_counters *c = ingest_counters(d->ingest);
