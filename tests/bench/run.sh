@@ -32,7 +32,7 @@ mkdir -p "$CORP" "$W"
 
 # ---- corpora: name files mb pairs(0: by size) extra-args ------------------
 CORPORA=("r20 100 20 0" "r200 609 200 0" "r2000 6507 2000 0" "dense 1000 0 200 --small")
-[ "$QUICK" = --quick ] && CORPORA=("r20 100 20 0" "dense 100 0 200 --small")
+[ "$QUICK" = --quick ] && CORPORA=("r20 100 20 0" "dsmall 100 0 200 --small") # not "dense": the cache would be replaced
 gen_hash=$(sha256sum "$SRC/tests/lib/gen_pi.py" | cut -c1-16)
 corpus() { # name files mb pairs [args]: generates once, cached by parameters
 	local name=$1 files=$2 mb=$3 pairs=$4; shift 4
