@@ -24,9 +24,13 @@ struct newkey {
 };
 
 struct newkeys {
-        /* the write txn's new keys, in insertion order until sorted */
+        /* the write txn's new keys, in insertion order */
         struct newkey *v;
         size_t n, cap;
+        uint32_t *order;   /* newkeys_sort: v's indexes in key order (n of them) */
+        size_t order_cap;
+        uint32_t *buckets; /* its counts, kept between sorts */
+        size_t nbuckets;
         uint32_t *slot; /* open addressing over v: index + 1, 0 = empty */
         size_t nslot;   /* a power of two, at least twice n */
         /* the Bloom filter: every key in rowkeys and in v when complete */
@@ -48,8 +52,9 @@ bool newkeys_maybe_known(const struct newkeys *nk, const struct row_key *key);
 bool newkeys_find(const struct newkeys *nk, const struct row_key *key, uint64_t *ret_id);
 /* key (not among them) under id: 0, or -ENOMEM (then nothing was kept). */
 int newkeys_add(struct newkeys *nk, const struct row_key *key, uint64_t id);
-/* Sorts the new keys by key (memcmp order, rowkeys' order). */
-void newkeys_sort(struct newkeys *nk);
+/* The new keys' order by key (memcmp order, rowkeys' order): 0 and
+ * order[0..n) index v, or -ENOMEM. v itself does not move. */
+int newkeys_sort(struct newkeys *nk);
 /* The new keys (key -> 8-byte big-endian row id) into dbi in key order,
  * none overwriting: 0 or LMDB's error (MDB_KEYEXIST: one was there). */
 int newkeys_write(struct newkeys *nk, MDB_txn *txn, MDB_dbi dbi);

@@ -5,6 +5,7 @@
  * rowkeys), after the filter outgrew its size; an aborted group's keys can
  * be added again; an upsert merges into a row of its own group. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,23 @@ static void key_of(struct row_key *k, const char *ns, unsigned i)
         keyhash_begin(&h, ns);
         keyhash_str(&h, id);
         keyhash_end(&h, k);
+}
+
+/* nk's order holds each index once, and the keys along it increase */
+static bool sorted_once(const struct newkeys *nk)
+{
+        char *seen = calloc(nk->n ? nk->n : 1, 1);
+        bool good = seen != NULL;
+        for (size_t i = 0; good && i < nk->n; i++) {
+                uint32_t x = nk->order[i];
+                good = x < nk->n && !seen[x];
+                if (good)
+                        seen[x] = 1;
+                if (good && i > 0)
+                        good = memcmp(nk->v[nk->order[i - 1]].key.b, nk->v[x].key.b, ROW_KEY_SIZE) < 0;
+        }
+        free(seen);
+        return good;
 }
 
 static void mkrow(struct usage_row *r, const char *ns, unsigned i, uint32_t flags)
@@ -87,11 +105,27 @@ static void module_tests(void)
         }
         key_of(&k, "b", 1);
         ok(misses == 0 && !newkeys_find(&nk, &k, &id), "each found with its id, another key not");
-        newkeys_sort(&nk);
-        for (unsigned i = 1; i < nk.n; i++)
-                all &= memcmp(nk.v[i - 1].key.b, nk.v[i].key.b, ROW_KEY_SIZE) < 0;
+        ok(newkeys_sort(&nk) == 0 && sorted_once(&nk), "the order is by key, each key once");
         key_of(&k, "a", 4321);
-        ok(all && newkeys_find(&nk, &k, &id) && id == 1000 + 4321, "sorted by key, still found");
+        ok(newkeys_find(&nk, &k, &id) && id == 1000 + 4321, "... and a key is still found");
+        newkeys_clear(&nk);
+        /* keys that are not hashes: all in one bucket of the top bits (the
+         * sort's qsort path), then a few in small ones (its insertion path) */
+        all = true;
+        for (unsigned i = 0; i < 3000; i++) {
+                memset(&k, 0, sizeof(k));
+                k.b[15] = (uint8_t)(i * 7919);
+                k.b[14] = (uint8_t)((i * 7919) >> 8);
+                all &= newkeys_add(&nk, &k, i) == 0;
+        }
+        ok(all && newkeys_sort(&nk) == 0 && sorted_once(&nk), "3000 keys sharing their first 14 bytes: in order");
+        newkeys_clear(&nk);
+        for (unsigned i = 0; i < 5; i++) {
+                memset(&k, 0, sizeof(k));
+                k.b[0] = (uint8_t)(0xf0 - i * 0x30);
+                newkeys_add(&nk, &k, i);
+        }
+        ok(newkeys_sort(&nk) == 0 && sorted_once(&nk), "5 keys: in order");
         newkeys_clear(&nk);
         ok(nk.n == 0 && !newkeys_find(&nk, &k, &id), "cleared: none");
         ok(newkeys_add(&nk, &k, 7) == 0 && newkeys_find(&nk, &k, &id) && id == 7 && nk.n == 1,
