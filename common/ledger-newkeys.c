@@ -172,6 +172,20 @@ static int index_cmp(const void *a, const void *b, void *u)
         return key_cmp(&v[*(const uint32_t *)a], &v[*(const uint32_t *)b]);
 }
 
+/* o[lo..hi) of v's indexes, put in key order by insertion (a few of them) */
+static void insertion_sort(uint32_t *o, size_t lo, size_t hi, const struct newkey *v)
+{
+        for (size_t i = lo + 1; i < hi; i++) {
+                uint32_t x = o[i];
+                size_t j = i;
+                while (j > lo && key_cmp(&v[o[j - 1]], &v[x]) > 0) {
+                        o[j] = o[j - 1];
+                        j--;
+                }
+                o[j] = x;
+        }
+}
+
 /* The keys are hashes: counted into buckets by their top bits (about two
  * keys a bucket), each bucket then put in order by insertion; a bucket that
  * is not small (keys that are not hashes) by qsort_r. Indexes move, the
@@ -211,20 +225,10 @@ int newkeys_sort(struct newkeys *nk)
                 nk->order[start[be64_get(nk->v[i].key.b) >> (64 - bits)]++] = (uint32_t)i;
         for (size_t b = 0, lo = 0; b + 1 < nb; lo = start[b], b++) {
                 size_t hi = start[b];
-                uint32_t *o = nk->order;
-                if (hi - lo > 16) {
-                        qsort_r(o + lo, hi - lo, sizeof(*o), index_cmp, nk->v);
-                        continue;
-                }
-                for (size_t i = lo + 1; i < hi; i++) {
-                        uint32_t x = o[i];
-                        size_t j = i;
-                        while (j > lo && key_cmp(&nk->v[o[j - 1]], &nk->v[x]) > 0) {
-                                o[j] = o[j - 1];
-                                j--;
-                        }
-                        o[j] = x;
-                }
+                if (hi - lo > 16)
+                        qsort_r(nk->order + lo, hi - lo, sizeof(*nk->order), index_cmp, nk->v);
+                else
+                        insertion_sort(nk->order, lo, hi, nk->v);
         }
         return 0;
 }

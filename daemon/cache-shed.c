@@ -1,6 +1,7 @@
 /* The page cache of a ledger a bulk ingest wrote, dropped once after it
  * (cache-shed.h). A small growth leaves the cache alone: its folios are
  * small, and dropping would only make the next answers read the disk. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -18,8 +19,9 @@ static uint64_t min_bytes(void)
         unsigned long long v;
         if (!s || !*s)
                 return CACHE_SHED_MIN_BYTES;
+        errno = 0;
         v = strtoull(s, &end, 10);
-        return *end ? CACHE_SHED_MIN_BYTES : v;
+        return errno || *end ? CACHE_SHED_MIN_BYTES : v;
 }
 
 void cache_shed_note_start(struct daemon *d)

@@ -471,26 +471,51 @@ static void test_growth(const char *dir)
         ledger_close(l);
 }
 
-/* Pages of file `path` in the page cache (mincore over a map of our own). */
+/* Pages of file `path` in the page cache (mincore over a map of our own),
+ * or -1. */
 static long resident_pages(const char *path, long *ret_total)
 {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        long n = 0, pages;
-        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0)
+        long n = -1, pages;
+        void *m = MAP_FAILED;
+        unsigned char *v = NULL;
+
+        if (fd < 0)
                 return -1;
+        if (fstat(fd, &st) < 0 || st.st_size == 0)
+                goto out;
         pages = (st.st_size + 4095) / 4096;
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-        unsigned char *v = malloc((size_t)pages);
-        close(fd);
+        m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        v = malloc((size_t)pages);
         if (m == MAP_FAILED || !v || mincore(m, (size_t)st.st_size, v) < 0)
-                return -1;
+                goto out;
+        n = 0;
         for (long i = 0; i < pages; i++)
                 n += v[i] & 1;
-        munmap(m, (size_t)st.st_size);
-        free(v);
         *ret_total = pages;
+out:
+        if (m != MAP_FAILED)
+                munmap(m, (size_t)st.st_size);
+        free(v);
+        close(fd);
         return n;
+}
+
+/* Of test_growth's rows "grow-0" .. "grow-(n-1)", how many do not read back
+ * with their output (i). */
+static int grown_rows_missing(struct ledger *l, uint64_t n)
+{
+        int missing = 0;
+        for (uint64_t i = 0; i < n; i++) {
+                char id[32];
+                struct usage_row got, *want;
+                snprintf(id, sizeof(id), "grow-%llu", (unsigned long long)i);
+                want = mkrow(id, "x", 0, 0, 0, 0);
+                if (ledger_get_row(l, &want->key, &got) < 0 || got.output != i)
+                        missing++;
+        }
+        return missing;
 }
 
 /* After a bulk write the daemon drops the ledger's page cache (ledger.c says
@@ -503,18 +528,11 @@ static void test_drop_cache(const char *dir)
         struct statfs fs;
         long total = 0, before, after;
         uint64_t used = 0;
-        int missing = 0;
+        int missing;
 
         is_int(ledger_open(dir, 0, &l), 0, "open the grown ledger");
         ledger_get_stats(l, &st);
-        for (uint64_t i = 0; i < st.rows; i++) { /* fault every row's pages into our map */
-                char id[32];
-                struct usage_row got, *want;
-                snprintf(id, sizeof(id), "grow-%llu", (unsigned long long)i);
-                want = mkrow(id, "x", 0, 0, 0, 0);
-                if (ledger_get_row(l, &want->key, &got) < 0 || got.output != i)
-                        missing++;
-        }
+        missing = grown_rows_missing(l, st.rows); /* faults every row's pages into our map */
         is_int(ledger_used_bytes(l, &used), 0, "ledger_used_bytes");
         ok(used > 100 * 4096 && used % 4096 == 0, "in use: %llu bytes, whole pages",
            (unsigned long long)used);
@@ -527,14 +545,7 @@ static void test_drop_cache(const char *dir)
                 ok(before > total / 2 && after < total / 10,
                    "pages in the cache: %ld of %ld before, %ld after", before, total, after);
         }
-        for (uint64_t i = 0; i < st.rows; i++) {
-                char id[32];
-                struct usage_row got, *want;
-                snprintf(id, sizeof(id), "grow-%llu", (unsigned long long)i);
-                want = mkrow(id, "x", 0, 0, 0, 0);
-                if (ledger_get_row(l, &want->key, &got) < 0 || got.output != i)
-                        missing++;
-        }
+        missing += grown_rows_missing(l, st.rows);
         is_int(missing, 0, "every row reads the same before and after");
         is_int(commit1(l, mkrow("after-drop", "s", T0, 7, 1, 0), NULL), ROW_ADDED,
                "a commit after the drop");
