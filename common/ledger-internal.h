@@ -21,6 +21,16 @@ enum { DB_META, DB_ROWS, DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_IDENTITY, DB_ROLLU
 #define MAP_LIMIT (1ull << 40) /* the map stops doubling at 1 TiB */
 #define VALUE_VERSION 1 /* first byte of every non-row value we encode */
 
+/* The index's backlog (ledger-backlog.c): rows through+1..last are not in
+ * rowkeys; their keys are in the handle's newkeys. */
+struct backlog {
+        uint64_t through, last;
+        uint64_t txn_id; /* the txn (by id: a snapshot) they were checked against */
+        bool loaded;
+        bool dirty;   /* the open write txn added keys or wrote them out */
+        bool flushed; /* ... wrote them into rowkeys */
+};
+
 struct ledger {
         MDB_env *env;
         MDB_dbi dbi[DB_COUNT];
@@ -42,10 +52,28 @@ struct ledger {
         bool have_rows;     /* DB_ROWS, DB_ROWKEYS, DB_CALLS are open (a schema-1 ledger
                              * opened read-only has none) */
         bool have_old_rows; /* DB_USAGE, DB_ACTIVITY are open (schema 1, not migrated) */
-        struct newkeys newkeys; /* the write txn's new row keys and the key filter */
-        MDB_txn *newkeys_txn;   /* the txn they belong to */
+        struct newkeys newkeys; /* the backlog's row keys and the key filter */
+        struct backlog backlog; /* which rows newkeys holds (ledger-backlog.c) */
         bool filter_off;        /* too many keys for the filter: a lookup per row */
 };
+
+/* ---- the index's backlog (ledger-backlog.c) ------------------------------ */
+
+/* A writable open: a ledger without a watermark (new, or schema 2, whose
+ * rows are all indexed) gets one at its last row. */
+int backlog_open(struct ledger *l, MDB_txn *txn);
+/* The handle's backlog as txn sees it, read from the rows when it moved:
+ * once per txn. -EBUSY: a write txn of this handle holds new keys. */
+int backlog_ready(struct ledger *l, MDB_txn *txn);
+/* A new row's key (backlog_ready first). */
+int backlog_add(struct ledger *l, const struct row_key *key, uint64_t id);
+/* A backlog row's id by its key. */
+bool backlog_find(struct ledger *l, const struct row_key *key, uint64_t *ret_id);
+/* Before a write txn's commit: the backlog into rowkeys and the watermark
+ * moved, when it is large (or force). */
+int backlog_flush(struct ledger *l, MDB_txn *txn, bool force);
+/* After a write txn: committed, or aborted (its keys forgotten). */
+void backlog_txn_end(struct ledger *l, bool committed);
 
 /* ---- rows and calls (ledger-store.c) ------------------------------------- */
 
@@ -74,8 +102,8 @@ int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct r
                      const uint8_t *enc, size_t len);
 /* The key filter off for good (ledger-txn.c): each new row is looked up. */
 void ledger_filter_off(struct ledger *l);
-/* Entries of db rowkeys as txn sees them (its new keys included). */
-int store_rowkeys_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n);
+/* Rows as txn sees them. */
+int store_rows_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n);
 /* Every row, in id order from from_id (8 bytes big-endian; NULL: the
  * first), then a schema-1 ledger's (only when from_id is NULL); fn's
  * non-zero return stops the walk and is returned. */

@@ -1,6 +1,6 @@
-/* A write txn's new content keys and the ledger's Bloom filter of every
- * content key (ledger-newkeys.h): plain memory, and the keys' one write
- * into the index. */
+/* The index's backlog of content keys and the ledger's Bloom filter of
+ * every content key (ledger-newkeys.h): plain memory, and the keys' one
+ * write into the index. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

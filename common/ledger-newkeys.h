@@ -1,14 +1,15 @@
-/* Private to the ledger (ledger-store.c, ledger-txn.c): the content keys of
- * rows a write txn inserted, kept in memory until just before its commit,
- * and a Bloom filter of every content key the ledger holds.
+/* Private to the ledger (ledger-store.c, ledger-backlog.c): the content keys
+ * of rows not yet in db rowkeys (the index's backlog), kept in memory until
+ * they go in together, and a Bloom filter of every content key the ledger
+ * holds.
  *
  * A scan inserts rows under content keys that are hashes: looking each one
  * up in db rowkeys and inserting it there as it comes walks a random leaf of
  * that B-tree per row (a cache miss per level, a page copied per leaf per
  * group commit); it was a third of the writer's time in a dense scan. With
  * these, a key the filter has never seen is new without a lookup, and the
- * txn's new keys go into rowkeys in key order at its end, each leaf visited
- * once while it is hot. */
+ * keys go into rowkeys together in key order, each leaf visited once while
+ * it is hot. */
 #pragma once
 
 #include <lmdb.h>
@@ -24,7 +25,7 @@ struct newkey {
 };
 
 struct newkeys {
-        /* the write txn's new keys, in insertion order */
+        /* the backlog's keys, in insertion order */
         struct newkey *v;
         size_t n, cap;
         uint32_t *order;   /* newkeys_sort: v's indexes in key order (n of them) */
@@ -45,10 +46,10 @@ struct newkeys {
  * up again, as it did without the filter. */
 #define NEWKEYS_FILTER_MAX_KEYS (2u << 20)
 
-/* false: key is certainly in neither rowkeys nor the txn's new keys (only
- * when the filter is complete; otherwise always true). */
+/* false: key is certainly in neither rowkeys nor the backlog (only when
+ * the filter is complete; otherwise always true). */
 bool newkeys_maybe_known(const struct newkeys *nk, const struct row_key *key);
-/* The txn's new key key: true and its row id. */
+/* The backlog's key key: true and its row id. */
 bool newkeys_find(const struct newkeys *nk, const struct row_key *key, uint64_t *ret_id);
 /* key (not among them) under id: 0, or -ENOMEM (then nothing was kept). */
 int newkeys_add(struct newkeys *nk, const struct row_key *key, uint64_t id);
@@ -58,7 +59,7 @@ int newkeys_sort(struct newkeys *nk);
 /* The new keys (key -> 8-byte big-endian row id) into dbi in key order,
  * none overwriting: 0 or LMDB's error (MDB_KEYEXIST: one was there). */
 int newkeys_write(struct newkeys *nk, MDB_txn *txn, MDB_dbi dbi);
-/* Forgets the new keys (the txn committed them, or was aborted: the filter
+/* Forgets the keys (written into rowkeys, or their txn aborted: the filter
  * keeps them, which only makes it answer "maybe" more often). */
 void newkeys_clear(struct newkeys *nk);
 /* An empty filter sized for keys keys (-ENOMEM: none, not complete);

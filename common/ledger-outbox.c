@@ -242,7 +242,7 @@ static int set_txn(struct ledger *l, MDB_txn *txn, void *u)
                 return 0;
         if (!st.have && (r = new_id(st.id)) < 0)
                 return r;
-        if ((r = store_rowkeys_count(l, txn, &rows)) < 0)
+        if ((r = store_rows_count(l, txn, &rows)) < 0)
                 return r;
         st.on = true;
         st.filling = rows > 0; /* the history goes too */

@@ -3,9 +3,10 @@
  * by its content key through db `rowkeys` (content key -> id), and its tool
  * calls sit under its id (db `calls`: id + index -> call key + activity
  * value). Keys that grow with every insert land on the last page of their
- * B-tree, so a scan writes each page about once; only `rowkeys`, small
- * entries, takes random inserts. Schema 1 kept rows and calls under their
- * content keys (dbs `usage` and `activity`): store_migrate moves them. */
+ * B-tree, so a scan writes each page about once; `rowkeys`, whose keys are
+ * hashes, gets its entries in bulk (ledger-backlog.c). Schema 1 kept rows
+ * and calls under their content keys (dbs `usage` and `activity`):
+ * store_migrate moves them. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -95,7 +96,7 @@ static int stored_from(const MDB_val *k, const MDB_val *v, struct stored_row *re
 }
 
 /* The filter of every content key (ledger-newkeys.h), built from rowkeys
- * and the txn's new keys when first needed and again, larger, when it
+ * and the backlog's keys when first needed and again, larger, when it
  * outgrew its size; off for good beyond NEWKEYS_FILTER_MAX_KEYS or when it
  * cannot be built (a lookup per row then, as without it). */
 static void filter_ready(struct ledger *l, MDB_txn *txn)
@@ -133,12 +134,6 @@ static void filter_ready(struct ledger *l, MDB_txn *txn)
         nk->complete = true;
 }
 
-/* txn's new key key: true and its row id */
-static bool new_key_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, uint64_t *ret_id)
-{
-        return l->newkeys_txn == txn && newkeys_find(&l->newkeys, key, ret_id);
-}
-
 static int row_by_id(struct ledger *l, MDB_txn *txn, uint64_t id, struct stored_row *ret)
 {
         uint8_t ib[ROW_ID_SIZE];
@@ -162,8 +157,10 @@ int store_row_find(struct ledger *l, MDB_txn *txn, const struct row_key *key, st
 
         /* the filter holds every key of every snapshot: its "not there"
          * holds for a read txn too */
+        if (l->have_rows && (rc = backlog_ready(l, txn)) < 0)
+                return rc;
         if (l->have_rows && newkeys_maybe_known(&l->newkeys, key)) {
-                if (new_key_find(l, txn, key, &id))
+                if (backlog_find(l, key, &id))
                         return row_by_id(l, txn, id, ret);
                 rc = mdb_get(txn, l->dbi[DB_ROWKEYS], &k, &v);
                 if (rc == 0) {
@@ -195,11 +192,11 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         uint64_t id = 0;
         int r, rc;
 
-        /* the new keys are this txn's or none: ledger-txn.c forgets them
-         * when a txn ends */
+        if ((r = backlog_ready(l, txn)) < 0)
+                return r;
         filter_ready(l, txn);
         if (newkeys_maybe_known(&l->newkeys, key)) {
-                if (newkeys_find(&l->newkeys, key, &id))
+                if (backlog_find(l, key, &id))
                         return 1;
                 rc = mdb_get(txn, l->dbi[DB_ROWKEYS], &k, &v);
                 if (rc == 0)
@@ -209,10 +206,9 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         }
         if ((r = next_row_id(l, txn, &id)) < 0)
                 return r;
-        /* its rowkeys entry goes in at the txn's end (ledger-txn.c) */
-        if ((r = newkeys_add(&l->newkeys, key, id)) < 0)
+        /* its rowkeys entry goes in with the backlog's (ledger-backlog.c) */
+        if ((r = backlog_add(l, key, id)) < 0)
                 return r;
-        l->newkeys_txn = txn;
         r = put_row_value(l, txn, id, key, enc, len, MDB_APPEND);
         if (r < 0)
                 return r;
@@ -222,14 +218,14 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         return 0;
 }
 
-int store_rowkeys_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n)
+int store_rows_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n)
 {
         MDB_stat ms;
-        int rc = mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms);
+        int rc = mdb_stat(txn, l->dbi[DB_ROWS], &ms);
 
         if (rc)
                 return ledger_fail(l, rc);
-        *ret_n = ms.ms_entries + (l->newkeys_txn == txn ? l->newkeys.n : 0);
+        *ret_n = ms.ms_entries;
         return 0;
 }
 
@@ -401,7 +397,7 @@ int store_calls_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from,
         return r;
 }
 
-/* ---- schema 1 -> 2 ---------------------------------------------------------- */
+/* ---- schema 1 -> 3 ---------------------------------------------------------- */
 
 /* Up to MIGRATE_CHUNK rows out of `usage` into `rows` and `rowkeys`. */
 static int migrate_rows_txn(struct ledger *l, MDB_txn *txn, void *u)
@@ -504,7 +500,7 @@ static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
 
 static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
-        MDB_val k = {.mv_size = 14, .mv_data = (void *)"schema_version"}, v = {.mv_size = 1, .mv_data = "2"};
+        MDB_val k = {.mv_size = 14, .mv_data = (void *)"schema_version"}, v = {.mv_size = 1, .mv_data = "3"};
         int rc;
 
         (void)u;

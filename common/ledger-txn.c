@@ -3,8 +3,8 @@
  * units, each rows + checkpoint of one source, inside one outer txn, so an
  * initial scan writes each B-tree page once per group, not once per source).
  * Everything else in the ledger builds on these; they call nothing of it.
- * A txn's new row keys (ledger-newkeys.h) go into rowkeys just before its
- * commit and are forgotten after its commit or abort, here. */
+ * The index's backlog (ledger-backlog.c) goes into rowkeys just before a
+ * commit when it is large, and is told how each write txn ended, here. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -39,29 +39,19 @@ void ledger_filter_off(struct ledger *l)
         l->filter_off = true;
 }
 
-/* txn's new row keys into rowkeys, before its commit */
-static int newkeys_flush(struct ledger *l, MDB_txn *txn)
+/* The index's backlog into rowkeys when large, before txn's commit */
+static int backlog_before_commit(struct ledger *l, MDB_txn *txn)
 {
-        int rc;
+        int r = backlog_flush(l, txn, false);
 
-        if (!l->newkeys.n || l->newkeys_txn != txn)
-                return 0;
-        rc = newkeys_write(&l->newkeys, txn, l->dbi[DB_ROWKEYS]);
-        if (rc == MDB_KEYEXIST) {
+        if (r == -EEXIST) {
                 /* each was looked up first: only a key the filter missed (a
                  * writer besides this handle) gets here. The txn is dropped;
                  * without the filter its sources are read again right */
                 ledger_filter_off(l);
                 return -EBADMSG;
         }
-        return ledger_fail(l, rc);
-}
-
-/* after txn's commit or abort */
-static void newkeys_drop(struct ledger *l)
-{
-        newkeys_clear(&l->newkeys);
-        l->newkeys_txn = NULL;
+        return r;
 }
 
 int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
@@ -111,7 +101,7 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                         return ledger_errno(rc);
                 r = fn(l, txn, ctx);
                 if (r >= 0) {
-                        int f = newkeys_flush(l, txn);
+                        int f = backlog_before_commit(l, txn);
                         if (f < 0)
                                 r = f;
                 }
@@ -119,7 +109,7 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                         mdb_txn_abort(txn);
                 else if ((rc = mdb_txn_commit(txn)) != 0) /* frees txn either way */
                         r = ledger_fail(l, rc);
-                newkeys_drop(l);
+                backlog_txn_end(l, r >= 0);
                 if (r >= 0 || !l->map_full)
                         return r;
                 r = ledger_grow_map(l);
@@ -171,12 +161,12 @@ int ledger_group_end(struct ledger *l)
         l->group = NULL;
         if (txn) {
                 l->map_full = false;
-                r = newkeys_flush(l, txn);
+                r = backlog_before_commit(l, txn);
                 if (r < 0)
                         mdb_txn_abort(txn);
                 else
                         r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
-                newkeys_drop(l);
+                backlog_txn_end(l, r == 0);
         }
         if (r == 0 && l->group_err < 0)
                 r = l->group_err;
@@ -192,7 +182,7 @@ void ledger_group_abort(struct ledger *l)
 {
         if (l->group) {
                 mdb_txn_abort(l->group);
-                newkeys_drop(l);
+                backlog_txn_end(l, false);
         }
         l->group = NULL;
         l->group_err = 0;
@@ -213,7 +203,7 @@ int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, v
         if (r >= 0)
                 return r;
         mdb_txn_abort(l->group);
-        newkeys_drop(l);
+        backlog_txn_end(l, false);
         l->group = NULL;
         l->group_err = r;
         if (l->map_full) {

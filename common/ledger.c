@@ -111,6 +111,14 @@ static int check_schema(struct ledger *l, MDB_txn *txn, bool create)
                          "%d; upgrade agentmeterd", l->path, ver, LEDGER_SCHEMA_VERSION);
                 return -EPROTO;
         }
+        if (create && ver == 2) {
+                /* 2 -> 3: no watermark means every row is indexed; from now
+                 * on the index may lag, which a release of schema 2 would not
+                 * know: it refuses the ledger instead of counting twice */
+                int n = snprintf(buf, sizeof(buf), "%d", LEDGER_SCHEMA_VERSION);
+                MDB_val nv = {.mv_size = (size_t)n, .mv_data = buf};
+                return ledger_fail(l, mdb_put(txn, l->dbi[DB_META], &k, &nv, 0));
+        }
         return 0;
 bad:
         snprintf(open_error, sizeof(open_error), "ledger %s has a malformed schema version",
@@ -153,6 +161,8 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
                         return rc == MDB_NOTFOUND ? -EBADMSG : ledger_fail(l, rc);
                 }
         }
+        if (!l->rdonly && (r = backlog_open(l, txn)) < 0)
+                return r;
         return ledger_outbox_open(l, txn); /* only where a team outbox was made */
 }
 
@@ -714,8 +724,8 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
                 bool old = which[i] == DB_USAGE || which[i] == DB_ACTIVITY;
                 if ((store && !l->have_rows) || (old && !l->have_old_rows))
                         continue;
-                if (which[i] == DB_ROWKEYS) { /* with a group's new keys */
-                        r = store_rowkeys_count(l, txn, out[i]);
+                if (which[i] == DB_ROWKEYS) { /* rows: the index lags (ledger-backlog.c) */
+                        r = store_rows_count(l, txn, out[i]);
                         continue;
                 }
                 r = ledger_errno(mdb_stat(txn, l->dbi[which[i]], &ms));

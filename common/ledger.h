@@ -9,7 +9,8 @@
 
 #include "row.h"
 
-#define LEDGER_SCHEMA_VERSION 2 /* 2: rows appended by id (ledger-store.c); 1 is migrated */
+#define LEDGER_SCHEMA_VERSION 3 /* 3: the index lags (ledger-backlog.c); 2: rows appended by
+                                 * id (ledger-store.c); 1 and 2 are migrated */
 #define LEDGER_FILE "ledger.mdb" /* inside the state directory; with -lock */
 
 struct ledger;

@@ -1,15 +1,22 @@
-/* Unit tests of the ledger's new row keys (ledger-newkeys.c: a txn's keys
- * held until its commit, the Bloom filter of every key) and of the ledger
- * through them, on a real LMDB file: a key is found again in the txn that
- * added it, in a later group, after a reopen (the filter built from
+/* Unit tests of the ledger's new row keys (ledger-newkeys.c: the keys of
+ * rows not yet in the index, the Bloom filter of every key) and of the
+ * ledger through them, on a real LMDB file: a key is found again in the txn
+ * that added it, in a later group, after a reopen (the filter built from
  * rowkeys), after the filter outgrew its size; an aborted group's keys can
- * be added again; an upsert merges into a row of its own group. */
+ * be added again; an upsert merges into a row of its own group. The index's
+ * backlog (ledger-backlog.c): rowkeys and its watermark move only when the
+ * backlog is large, a key is found in either, by a reopened writer and by a
+ * read-only handle as the writer moves on, an aborted group's keys leave
+ * it. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <lmdb.h>
+
+#include "binio.h"
 #include "ledger.h"
 #include "ledger-newkeys.h"
 #include "tap.h"
@@ -157,6 +164,105 @@ static void module_tests(void)
         newkeys_free(&nk);
 }
 
+
+/* rowkeys' entries and the watermark, read from the file by plain LMDB (a
+ * second reader beside the handle) */
+static bool index_state(const char *dir, uint64_t *ret_indexed, uint64_t *ret_through)
+{
+        char path[4096];
+        MDB_env *env = NULL;
+        MDB_txn *txn = NULL;
+        MDB_dbi meta, keys;
+        MDB_stat st;
+        MDB_val k = {.mv_size = 15, .mv_data = "rowkeys_through"}, v;
+        bool good;
+
+        snprintf(path, sizeof(path), "%s/ledger.mdb", dir);
+        good = mdb_env_create(&env) == 0 && mdb_env_set_maxdbs(env, 16) == 0 &&
+               mdb_env_open(env, path, MDB_RDONLY | MDB_NOSUBDIR | MDB_NOLOCK, 0) == 0 &&
+               mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0 &&
+               mdb_dbi_open(txn, "meta", 0, &meta) == 0 && mdb_dbi_open(txn, "rowkeys", 0, &keys) == 0 &&
+               mdb_stat(txn, keys, &st) == 0 && mdb_get(txn, meta, &k, &v) == 0 && v.mv_size == 8;
+        if (good) {
+                *ret_indexed = st.ms_entries;
+                *ret_through = be64_get(v.mv_data);
+        }
+        if (txn)
+                mdb_txn_abort(txn);
+        mdb_env_close(env);
+        return good;
+}
+
+static bool index_is(const char *dir, uint64_t indexed, uint64_t through)
+{
+        uint64_t i = 0, t = 0;
+        bool good = index_state(dir, &i, &t);
+        if (!good || i != indexed || t != through)
+                printf("# rowkeys %llu entries (want %llu), watermark %llu (want %llu)\n", (unsigned long long)i,
+                     (unsigned long long)indexed, (unsigned long long)t, (unsigned long long)through);
+        return good && i == indexed && t == through;
+}
+
+static bool row_has(struct ledger *l, const char *ns, unsigned i, uint64_t output)
+{
+        struct usage_row want, got;
+        mkrow(&want, ns, i, 0);
+        return ledger_get_row(l, &want.key, &got) == 0 && got.input == want.input && got.output == output;
+}
+
+static void backlog_tests(void)
+{
+        char dir[256];
+        struct ledger *l = NULL, *ro = NULL;
+        struct commit_result res;
+
+        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
+        setenv("AGENTMETER_TEST_BACKLOG_KEYS", "50", 1);
+        ok(ledger_open(dir, 0, &l) == 0, "backlog: open a new ledger (the index written at 50 keys)");
+        ok(index_is(dir, 0, 0), "  a new ledger: an empty index, watermark 0");
+        ok(commit_rows(l, "/b/1", "a", 0, 30, 0, &res) == 0 && res.added == 30 && index_is(dir, 0, 0),
+           "  30 rows: all in the backlog, the index not written");
+        ok(commit_rows(l, "/b/2", "a", 30, 30, 0, &res) == 0 && res.added == 30 && index_is(dir, 60, 60),
+           "  30 more: 60 keys, written into the index, watermark 60");
+        ok(commit_rows(l, "/b/3", "a", 60, 20, 0, &res) == 0 && res.added == 20 && index_is(dir, 60, 60) &&
+           rows_in(l) == 80, "  20 more: in the backlog, 80 rows");
+        ok(commit_rows(l, "/b/4", "a", 0, 80, 0, &res) == 0 && res.dup == 80 && res.added == 0,
+           "  all 80 again: each found, in the index or in the backlog");
+
+        ok(ledger_open(dir, LEDGER_RDONLY, &ro) == 0, "  a read-only handle beside the writer");
+        ok(row_has(ro, "a", 70, 7) && row_has(ro, "a", 10, 7), "  it reads a backlog row and an indexed one");
+        ok(commit_rows(l, "/b/5", "a", 80, 5, 0, &res) == 0 && res.added == 5 && row_has(ro, "a", 82, 7),
+           "  and a row the writer added after its first read");
+
+        l = ledger_close(l);
+        ok(ledger_open(dir, 0, &l) == 0, "  the writer reopened (its backlog is read back from the rows)");
+        ok(commit_rows(l, "/b/6", "a", 0, 85, 0, &res) == 0 && res.dup == 85 && res.added == 0 &&
+           index_is(dir, 60, 60), "  all 85 again: counted once, the index not moved");
+
+        struct usage_row row;
+        mkrow(&row, "a", 84, ROW_F_UPSERT);
+        row.output = 99;
+        row.total = row.input + row.output;
+        struct checkpoint cp = {.kind = SOURCE_LINES, .offset = 1, .ino = 1};
+        ROW_SET(cp.tool, "pi");
+        struct commit_batch b = {.source_path = "/b/7", .cp = &cp, .rows = &row, .n_rows = 1};
+        ok(ledger_commit(l, &b, &res) == 0 && res.merged == 1 && row_has(ro, "a", 84, 99),
+           "  an upsert merges into a backlog row of an earlier txn");
+
+        ledger_group_begin(l);
+        ok(commit_rows(l, "/b/8", "c", 0, 40, 0, &res) == 0 && res.added == 40, "  40 rows in a group");
+        ledger_group_abort(l);
+        ok(rows_in(l) == 85 && !row_has(ro, "c", 5, 7), "  aborted: 85 rows, none of them");
+        ok(commit_rows(l, "/b/8", "c", 0, 40, 0, &res) == 0 && res.added == 40 && index_is(dir, 125, 165),
+           "  the 40 written again: added, and the backlog (65) into the index, watermark at row id 165 "
+           "(the aborted group's ids 86-125 are a gap)");
+        ok(commit_rows(l, "/b/9", "c", 0, 40, 0, &res) == 0 && res.dup == 40 && row_has(ro, "c", 5, 7),
+           "  and then counted once");
+        ro = ledger_close(ro);
+        l = ledger_close(l);
+        unsetenv("AGENTMETER_TEST_BACKLOG_KEYS");
+}
+
 int main(void)
 {
         char *dir = tap_tmpdir();
@@ -232,5 +338,6 @@ int main(void)
            "inside a group too");
         l = ledger_close(l);
         unsetenv("AGENTMETER_TEST_KEYFILTER_MAX");
+        backlog_tests();
         return tap_done();
 }
