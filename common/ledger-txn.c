@@ -1,37 +1,15 @@
-/* The ledger's transactions: LMDB errors as negative errno, read txns, one
- * write txn per unit with map growth on MDB_MAP_FULL, and group commit (many
- * units, each rows + checkpoint of one source, inside one outer txn, so an
- * initial scan writes each B-tree page once per group, not once per source).
- * Everything else in the ledger builds on these; they call nothing of it.
- * The index's backlog (ledger-backlog.c) goes into rowkeys just before a
- * commit when it is large, and is told how each write txn ended, here. */
+/* The ledger's transactions: read txns, one write txn per unit with map
+ * growth on MDB_MAP_FULL, and group commit (many units, each rows +
+ * checkpoint of one source, inside one outer txn, so an initial scan writes
+ * each B-tree page once per group, not once per source). Everything else in
+ * the ledger builds on these; they call nothing of it but the index's
+ * backlog (ledger-backlog.c, which builds only on LMDB and
+ * ledger-errno.c): it goes into rowkeys just before a commit when it is
+ * large, and is told how each write txn ended, here. */
 #include <errno.h>
 #include <stdint.h>
 
 #include "ledger-internal.h"
-
-int ledger_errno(int rc)
-{
-        if (rc >= 0)
-                return -rc;
-        switch (rc) {
-        case MDB_MAP_FULL: return -ENOSPC;
-        case MDB_NOTFOUND: return -ENOENT;
-        case MDB_KEYEXIST: return -EEXIST;
-        case MDB_CORRUPTED:
-        case MDB_INVALID: return -EBADMSG;
-        case MDB_VERSION_MISMATCH: return -EPROTO;
-        default: return -EIO;
-        }
-}
-
-/* Maps an LMDB failure inside a write txn, remembering MAP_FULL for the retry. */
-int ledger_fail(struct ledger *l, int rc)
-{
-        if (rc == MDB_MAP_FULL)
-                l->map_full = true;
-        return ledger_errno(rc);
-}
 
 void ledger_filter_off(struct ledger *l)
 {
