@@ -15,7 +15,6 @@
  * A handle's backlog is checked against the txn's snapshot (watermark, last
  * row id) once per txn id and read again when another handle moved them. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "binio.h"
@@ -25,23 +24,7 @@
 
 static const MDB_val through_key = {.mv_size = 15, .mv_data = (void *)"rowkeys_through"};
 
-/* Test hook: AGENTMETER_TEST_BACKLOG_KEYS=<n> writes the backlog into
- * rowkeys at n keys. */
-static size_t flush_keys(void)
-{
-        const char *s = getenv("AGENTMETER_TEST_BACKLOG_KEYS");
-        char *end;
-        unsigned long v;
-
-        if (!s || !*s)
-                return BACKLOG_FLUSH_KEYS;
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        return errno || *end || !v ? BACKLOG_FLUSH_KEYS : (size_t)v;
-}
-
-/* The snapshot's last row id (0: none). */
-static int last_row(struct ledger *l, MDB_txn *txn, uint64_t *ret_last)
+int rows_last_id(struct ledger *l, MDB_txn *txn, uint64_t *ret_last)
 {
         MDB_cursor *c;
         MDB_val k, v;
@@ -114,20 +97,26 @@ static int load(struct ledger *l, MDB_txn *txn, uint64_t through)
         return rc == MDB_NOTFOUND ? 0 : ledger_fail(l, rc);
 }
 
-int backlog_open(struct ledger *l, MDB_txn *txn)
+static int put_watermark(struct ledger *l, MDB_txn *txn, uint64_t through)
 {
         uint8_t tb[8];
         MDB_val v = {.mv_size = sizeof(tb), .mv_data = tb};
+
+        be64_put(tb, through);
+        return ledger_fail(l, mdb_put(txn, l->dbi[DB_META], (MDB_val *)&through_key, &v, 0));
+}
+
+int backlog_open(struct ledger *l, MDB_txn *txn)
+{
+        MDB_val v;
         uint64_t last;
         int r, rc = mdb_get(txn, l->dbi[DB_META], (MDB_val *)&through_key, &v);
 
         if (rc != MDB_NOTFOUND)
                 return ledger_fail(l, rc);
-        if ((r = last_row(l, txn, &last)) < 0)
+        if ((r = rows_last_id(l, txn, &last)) < 0)
                 return r;
-        be64_put(tb, last);
-        v = (MDB_val){.mv_size = sizeof(tb), .mv_data = tb};
-        return ledger_fail(l, mdb_put(txn, l->dbi[DB_META], (MDB_val *)&through_key, &v, 0));
+        return put_watermark(l, txn, last);
 }
 
 int backlog_ready(struct ledger *l, MDB_txn *txn)
@@ -140,7 +129,7 @@ int backlog_ready(struct ledger *l, MDB_txn *txn)
                 return 0;
         if (b->dirty)
                 return -EBUSY; /* another txn while a write txn holds new keys */
-        if ((r = last_row(l, txn, &last)) < 0 || (r = watermark(l, txn, last, &through)) < 0)
+        if ((r = rows_last_id(l, txn, &last)) < 0 || (r = watermark(l, txn, last, &through)) < 0)
                 return r;
         if (!b->loaded || b->through != through || b->last != last) {
                 b->loaded = false;
@@ -172,23 +161,19 @@ bool backlog_find(struct ledger *l, const struct row_key *key, uint64_t *ret_id)
         return l->backlog.loaded && newkeys_find(&l->newkeys, key, ret_id);
 }
 
-int backlog_flush(struct ledger *l, MDB_txn *txn, bool force)
+int backlog_flush(struct ledger *l, MDB_txn *txn)
 {
         struct backlog *b = &l->backlog;
-        uint8_t tb[8];
-        MDB_val tv = {.mv_size = sizeof(tb), .mv_data = tb};
-        int rc;
+        int r;
 
         if (!b->loaded || b->txn_id != mdb_txn_id(txn) || !l->newkeys.n ||
-            (!force && l->newkeys.n < flush_keys()))
+            l->newkeys.n < ledger_test_hook("AGENTMETER_TEST_BACKLOG_KEYS", BACKLOG_FLUSH_KEYS))
                 return 0;
-        rc = newkeys_write(&l->newkeys, txn, l->dbi[DB_ROWKEYS]);
-        if (rc == 0) {
-                be64_put(tb, b->last);
-                rc = mdb_put(txn, l->dbi[DB_META], (MDB_val *)&through_key, &tv, 0);
-        }
-        if (rc)
-                return ledger_fail(l, rc);
+        r = ledger_fail(l, newkeys_write(&l->newkeys, txn, l->dbi[DB_ROWKEYS]));
+        if (r == 0)
+                r = put_watermark(l, txn, b->last);
+        if (r < 0)
+                return r;
         b->dirty = true;
         b->flushed = true;
         return 0;

@@ -65,15 +65,27 @@ int backlog_open(struct ledger *l, MDB_txn *txn);
 /* The handle's backlog as txn sees it, read from the rows when it moved:
  * once per txn. -EBUSY: a write txn of this handle holds new keys. */
 int backlog_ready(struct ledger *l, MDB_txn *txn);
+/* The snapshot's last row id (0: none). */
+int rows_last_id(struct ledger *l, MDB_txn *txn, uint64_t *ret_last);
 /* A new row's key (backlog_ready first). */
 int backlog_add(struct ledger *l, const struct row_key *key, uint64_t id);
 /* A backlog row's id by its key. */
 bool backlog_find(struct ledger *l, const struct row_key *key, uint64_t *ret_id);
 /* Before a write txn's commit: the backlog into rowkeys and the watermark
- * moved, when it is large (or force). */
-int backlog_flush(struct ledger *l, MDB_txn *txn, bool force);
+ * moved, when it is large. */
+int backlog_flush(struct ledger *l, MDB_txn *txn);
 /* After a write txn: committed, or aborted (its keys forgotten). */
 void backlog_txn_end(struct ledger *l, bool committed);
+
+/* ---- test hooks (ledger-hooks.c) ------------------------------------------ */
+
+/* AGENTMETER_TEST_MIGRATE_CHUNK=<n> moves n rows or calls per migration
+ * transaction; AGENTMETER_TEST_MIGRATE_STOP=<k> gives up after k of them (as
+ * a crash would), so tests see a migration finished by a later open;
+ * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size;
+ * AGENTMETER_TEST_BACKLOG_KEYS=<n>: the index's backlog written at n keys.
+ * name's positive number, or dflt. */
+size_t ledger_test_hook(const char *name, size_t dflt);
 
 /* ---- rows and calls (ledger-store.c) ------------------------------------- */
 

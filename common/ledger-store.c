@@ -19,18 +19,6 @@
 #define CALL_ID_SIZE 12
 #define MIGRATE_CHUNK 20000 /* rows or calls moved per transaction */
 
-/* Test hooks: AGENTMETER_TEST_MIGRATE_CHUNK=<n> moves n rows or calls per
- * transaction; AGENTMETER_TEST_MIGRATE_STOP=<k> gives up after k of them
- * (as a crash would), so tests see a migration finished by a later open;
- * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size. */
-static size_t hook(const char *name, size_t dflt)
-{
-        const char *s = getenv(name);
-        char *end;
-        unsigned long v = s ? strtoul(s, &end, 10) : 0;
-        return s && *s && !*end && v ? (size_t)v : dflt;
-}
-
 static void call_id(uint8_t k[CALL_ID_SIZE], uint64_t id, uint32_t index)
 {
         be64_put(k, id);
@@ -50,21 +38,11 @@ static uint32_t call_index(const uint8_t *k)
 static int next_row_id(struct ledger *l, MDB_txn *txn, uint64_t *ret)
 {
         if (!l->row_next) {
-                MDB_cursor *c;
-                MDB_val k, v;
-                int rc = mdb_cursor_open(txn, l->dbi[DB_ROWS], &c);
-                if (rc)
-                        return ledger_fail(l, rc);
-                rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
-                mdb_cursor_close(c);
-                if (rc == MDB_NOTFOUND)
-                        l->row_next = 1;
-                else if (rc)
-                        return ledger_fail(l, rc);
-                else if (k.mv_size != ROW_ID_SIZE)
-                        return -EBADMSG;
-                else
-                        l->row_next = be64_get(k.mv_data) + 1;
+                uint64_t last;
+                int r = rows_last_id(l, txn, &last);
+                if (r < 0)
+                        return r;
+                l->row_next = last + 1;
         }
         *ret = l->row_next;
         return 0;
@@ -110,7 +88,7 @@ static void filter_ready(struct ledger *l, MDB_txn *txn)
 
         if (l->filter_off || (nk->complete && !newkeys_filter_full(nk)))
                 return;
-        size_t max = hook("AGENTMETER_TEST_KEYFILTER_MAX", NEWKEYS_FILTER_MAX_KEYS);
+        size_t max = ledger_test_hook("AGENTMETER_TEST_KEYFILTER_MAX", NEWKEYS_FILTER_MAX_KEYS);
         if (mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms) != 0 || (keys = ms.ms_entries + nk->n) > max) {
                 ledger_filter_off(l);
                 return;
@@ -412,7 +390,7 @@ static int migrate_rows_txn(struct ledger *l, MDB_txn *txn, void *u)
         rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < ledger_test_hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct row_key key;
                 uint64_t id;
@@ -454,7 +432,7 @@ static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
         rc = mdb_cursor_open(txn, l->dbi[DB_ACTIVITY], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < ledger_test_hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct activity_entry e;
                 struct stored_row s;
@@ -512,7 +490,7 @@ static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
 
 int store_migrate(struct ledger *l)
 {
-        size_t stop = hook("AGENTMETER_TEST_MIGRATE_STOP", SIZE_MAX), txns = 0;
+        size_t stop = ledger_test_hook("AGENTMETER_TEST_MIGRATE_STOP", SIZE_MAX), txns = 0;
         bool done = false;
         int r = 0;
 

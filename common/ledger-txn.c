@@ -3,9 +3,9 @@
  * checkpoint of one source, inside one outer txn, so an initial scan writes
  * each B-tree page once per group, not once per source). Everything else in
  * the ledger builds on these; they call nothing of it but the index's
- * backlog (ledger-backlog.c, which builds only on LMDB and
- * ledger-errno.c): it goes into rowkeys just before a commit when it is
- * large, and is told how each write txn ended, here. */
+ * backlog (ledger-backlog.c, which builds only on LMDB, the keys in memory,
+ * the error mapping and the test hooks): it goes into rowkeys just before a
+ * commit when it is large, and is told how each write txn ended, here. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -20,7 +20,7 @@ void ledger_filter_off(struct ledger *l)
 /* The index's backlog into rowkeys when large, before txn's commit */
 static int backlog_before_commit(struct ledger *l, MDB_txn *txn)
 {
-        int r = backlog_flush(l, txn, false);
+        int r = backlog_flush(l, txn);
 
         if (r == -EEXIST) {
                 /* each was looked up first: only a key the filter missed (a

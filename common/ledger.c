@@ -706,7 +706,7 @@ int ledger_meta_set(struct ledger *l, const char *name, const char *value)
 
 int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
 {
-        static const int which[] = {DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_SESSIONS, DB_ROLLUP,
+        static const int which[] = {DB_ROWS, DB_CALLS, DB_SOURCES, DB_SESSIONS, DB_ROLLUP,
                                     DB_USAGE, DB_ACTIVITY};
         struct ledger_stats s = {0};
         uint64_t old_rows = 0, old_calls = 0;
@@ -720,14 +720,10 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
                 return r;
         for (size_t i = 0; r == 0 && i < sizeof(which) / sizeof(which[0]); i++) {
                 MDB_stat ms;
-                bool store = which[i] == DB_ROWKEYS || which[i] == DB_CALLS;
+                bool store = which[i] == DB_ROWS || which[i] == DB_CALLS;
                 bool old = which[i] == DB_USAGE || which[i] == DB_ACTIVITY;
                 if ((store && !l->have_rows) || (old && !l->have_old_rows))
                         continue;
-                if (which[i] == DB_ROWKEYS) { /* rows: the index lags (ledger-backlog.c) */
-                        r = store_rows_count(l, txn, out[i]);
-                        continue;
-                }
                 r = ledger_errno(mdb_stat(txn, l->dbi[which[i]], &ms));
                 if (r == 0)
                         *out[i] = ms.ms_entries;

@@ -37,6 +37,9 @@ is() { # is GOT EXPECTED DESCRIPTION
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 skip() { T_N=$((T_N + 1)); echo "ok $T_N # SKIP $*"; }
 diag() { echo "# $*"; }
+like() { # like GOT PART DESCRIPTION: GOT contains PART
+	case $1 in *"$2"*) ok 0 "$3" ;; *) ok 1 "$3"; diag "$1" ;; esac
+}
 done_testing() { echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]; exit $?; }
 
 # A fresh, private environment: nothing of the real user leaks in.
@@ -118,4 +121,26 @@ totals() {
 }
 totals_line() {
 	"${RUN[@]}" "$C" report daily --json 2>/dev/null | jq -c '.totals | [.events, .input_tokens, .output_tokens, .cache_read_tokens, .cache_write_tokens, .total_tokens, .cost_usd]'
+}
+
+# An earlier release's ledger, fixtures/ledger-*/ (set FX to it): a report of
+# a ledger directory as `agentmeterctl --state-dir DIR report WHAT --json`
+# prints it, and as that release printed it (report-WHAT.json), both with
+# the parts that release had (totals without events_by_kind, the rows)
+REPORT_PROJ='{totals: (.totals | del(.events_by_kind)), rows: .rows}'
+report_of() { "$C" --state-dir "$1" report "$2" --json 2>/dev/null | jq -cS "$REPORT_PROJ"; }
+old_report() { jq -cS "$REPORT_PROJ" "$FX/report-$1.json"; }
+same_reports() { # same_reports DIR WHAT: daily, model, session and tool reports
+	for r in daily model session tool; do
+		is "$(report_of "$1" "$r")" "$(old_report "$r")" "$2: $r report equals the old release's"
+	done
+}
+# The harness fixtures those ledgers were made from, into $HOME
+old_release_homes() {
+	mkdir -p "$HOME/.pi"
+	cp -a "$FIX/picoclaw/user/." "$HOME/"
+	cp -a "$FIX/pi/agent" "$HOME/.pi/agent"
+	cp -a "$FIX/openclaw/state" "$HOME/.openclaw"
+	cp -a "$FIX/claude/config" "$HOME/.claude"
+	cp -a "$FIX/codex/home" "$HOME/.codex"
 }

@@ -10,14 +10,6 @@
 new_env
 export TZ=UTC
 FX=$FIX/ledger-schema1
-proj='{totals: (.totals | del(.events_by_kind)), rows: .rows}'
-report() { "$C" --state-dir "$1" report "$2" --json 2>/dev/null | jq -cS "$proj"; }
-want() { jq -cS "$proj" "$FX/report-$1.json"; }
-same_reports() { # DIR WHAT
-	for r in daily model session tool; do
-		is "$(report "$1" "$r")" "$(want "$r")" "$2: $r report equals the old release's"
-	done
-}
 dbs() { mdb_stat -n -a "$1/ledger.mdb" | sed -n 's/^Status of //p' | sort | tr '\n' ' '; }
 L=$T/ledger
 mkdir -p "$L"
@@ -47,19 +39,13 @@ is "$(dbs "$L2")" "Main DB calls identity meta rollup rowkeys rows sessions sour
 same_reports "$L2" "finished after an interruption"
 
 # the same files read into the moved ledger: nothing new
-mkdir -p "$HOME/.pi"
-cp -a "$FIX/picoclaw/user/." "$HOME/"
-cp -a "$FIX/pi/agent" "$HOME/.pi/agent"
-cp -a "$FIX/openclaw/state" "$HOME/.openclaw"
-cp -a "$FIX/claude/config" "$HOME/.claude"
-cp -a "$FIX/codex/home" "$HOME/.codex"
+old_release_homes
 out=$("$D" --state-dir "$L" --once 2>&1)
 ok $? "--once over the files the old release read"
-like() { case $1 in *"$2"*) ok 0 "$3" ;; *) ok 1 "$3"; diag "$1" ;; esac; }
 like "$out" " 0 rows added" "  0 rows added: every call found by its content key"
 like "$out" " 0 tool calls" "  0 tool calls added"
 tok='.totals | {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens, tool_calls}'
 is "$("$C" --state-dir "$L" report daily --json 2>/dev/null | jq -cS "$tok")" "$(jq -cS "$tok" "$FX/report-daily.json")" \
 	"  the same tokens and calls"
-is "$("$C" --state-dir "$L" report tool --json 2>/dev/null | jq -cS "$proj")" "$(want tool)" "  the same tool report"
+is "$(report_of "$L" tool)" "$(old_report tool)" "  the same tool report"
 done_testing

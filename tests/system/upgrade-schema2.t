@@ -13,14 +13,6 @@ new_env
 export TZ=UTC
 FX=$FIX/ledger-schema2
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
-proj='{totals: (.totals | del(.events_by_kind)), rows: .rows}'
-report() { "$C" --state-dir "$1" report "$2" --json 2>/dev/null | jq -cS "$proj"; }
-want() { jq -cS "$proj" "$FX/report-$1.json"; }
-same_reports() { # DIR WHAT
-	for r in daily model session tool; do
-		is "$(report "$1" "$r")" "$(want "$r")" "$2: $r report equals the old release's"
-	done
-}
 meta() { # DIR KEY: the value as mdb_dump prints it in hex
 	mdb_dump -n -s meta "$1/ledger.mdb" | awk -v k="$(printf %s "$2" | od -An -tx1 | tr -d ' \n')" \
 		'f { print substr($1, 1); exit } $1 == k { f = 1 }'
@@ -45,13 +37,7 @@ is "$(meta "$L" rowkeys_through)" "$(hex16 "$n")" "  the watermark at its last r
 same_reports "$L" "schema 3, sums rebuilt"
 
 # the same files read into the upgraded ledger: nothing new
-mkdir -p "$HOME/.pi"
-cp -a "$FIX/picoclaw/user/." "$HOME/"
-cp -a "$FIX/pi/agent" "$HOME/.pi/agent"
-cp -a "$FIX/openclaw/state" "$HOME/.openclaw"
-cp -a "$FIX/claude/config" "$HOME/.claude"
-cp -a "$FIX/codex/home" "$HOME/.codex"
-like() { case $1 in *"$2"*) ok 0 "$3" ;; *) ok 1 "$3"; diag "$1" ;; esac; }
+old_release_homes
 out=$("$D" --state-dir "$L" --once 2>&1)
 ok $? "--once over the files the old release read"
 like "$out" " 0 rows added" "  0 rows added: every call found through the old index"

@@ -85,6 +85,21 @@ static int commit_rows(struct ledger *l, const char *path, const char *ns, unsig
         return r;
 }
 
+/* row ns-i again as an upsert with output 99, alone in a batch of source path */
+static int commit_upsert(struct ledger *l, const char *path, const char *ns, unsigned i,
+                         struct commit_result *ret)
+{
+        struct usage_row row;
+        struct checkpoint cp = {.kind = SOURCE_LINES, .offset = 1, .ino = 1};
+
+        mkrow(&row, ns, i, ROW_F_UPSERT);
+        row.output = 99;
+        row.total = row.input + row.output;
+        ROW_SET(cp.tool, "pi");
+        struct commit_batch b = {.source_path = path, .cp = &cp, .rows = &row, .n_rows = 1};
+        return ledger_commit(l, &b, ret);
+}
+
 static uint64_t rows_in(struct ledger *l)
 {
         struct ledger_stats st;
@@ -239,14 +254,7 @@ static void backlog_tests(void)
         ok(commit_rows(l, "/b/6", "a", 0, 85, 0, &res) == 0 && res.dup == 85 && res.added == 0 &&
            index_is(dir, 60, 60), "  all 85 again: counted once, the index not moved");
 
-        struct usage_row row;
-        mkrow(&row, "a", 84, ROW_F_UPSERT);
-        row.output = 99;
-        row.total = row.input + row.output;
-        struct checkpoint cp = {.kind = SOURCE_LINES, .offset = 1, .ino = 1};
-        ROW_SET(cp.tool, "pi");
-        struct commit_batch b = {.source_path = "/b/7", .cp = &cp, .rows = &row, .n_rows = 1};
-        ok(ledger_commit(l, &b, &res) == 0 && res.merged == 1 && row_has(ro, "a", 84, 99),
+        ok(commit_upsert(l, "/b/7", "a", 84, &res) == 0 && res.merged == 1 && row_has(ro, "a", 84, 99),
            "  an upsert merges into a backlog row of an earlier txn");
 
         ledger_group_begin(l);
@@ -286,18 +294,10 @@ int main(void)
         /* an upsert merges into the row its own group added */
         ledger_group_begin(l);
         ok(commit_rows(l, "/s/u", "u", 0, 10, ROW_F_UPSERT, &res) == 0 && res.added == 10, "10 upsert rows");
-        struct usage_row row;
-        mkrow(&row, "u", 3, ROW_F_UPSERT);
-        row.output = 99;
-        row.total = row.input + row.output;
-        struct checkpoint cp = {.kind = SOURCE_LINES, .offset = 1, .ino = 1};
-        ROW_SET(cp.tool, "pi");
-        struct commit_batch b = {.source_path = "/s/u2", .cp = &cp, .rows = &row, .n_rows = 1};
-        ok(ledger_commit(l, &b, &res) == 0 && res.merged == 1 && res.added == 0,
+        ok(commit_upsert(l, "/s/u2", "u", 3, &res) == 0 && res.merged == 1 && res.added == 0,
            "the same key, more output: merged into it");
         ok(ledger_group_end(l) == 0 && rows_in(l) == 160, "160 rows");
-        struct usage_row got;
-        ok(ledger_get_row(l, &row.key, &got) == 0 && got.output == 99, "the row has the merged output");
+        ok(row_has(l, "u", 3, 99), "the row has the merged output");
 
         /* an aborted group's keys are not there; added again, once */
         ledger_group_begin(l);
