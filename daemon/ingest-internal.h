@@ -45,6 +45,7 @@ struct ingest {
         void (*drop_jobs)(struct ingest *in); /* ingest_drop_jobs, set with the pool */
         struct pool_job *jobs_head, *jobs_tail; /* handed to the pool, oldest first */
         size_t n_jobs;
+        uint64_t jobs_ahead; /* new bytes of the jobs handed out (ingest-run.c) */
         uint8_t *outcomes;      /* the pool's commits' row outcomes */
         size_t outcomes_cap;
 };

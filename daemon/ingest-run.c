@@ -263,6 +263,15 @@ static void group_lost(struct ingest *in, int err)
 /* ---- the read pool: a scan's plain line sources read ahead ----------------- */
 
 #define POOL_UNIT_ROWS 256 /* rows a worker hands over at once (its batch stays ~3 MB) */
+/* Jobs handed out ahead of the writer: always two per worker; up to eight
+ * per worker while the files in flight hold at most POOL_AHEAD_BYTES new
+ * bytes (their units wait in memory, about as large as those bytes). With
+ * two per worker the writer, taking jobs in order, waited for the one at
+ * the head while the others were done: a scan of 609 files of 360 KB made
+ * 1,941 futex calls and 972 context switches; 552 and 310 with more ahead. */
+#define POOL_JOBS_MIN 2
+#define POOL_JOBS_MAX 8
+#define POOL_AHEAD_BYTES (8u << 20)
 
 struct pool_job {
         struct read_job *rj;
@@ -271,6 +280,7 @@ struct pool_job {
         uint64_t rows_carry;     /* rows its committed units added */
         bool committed;
         struct checkpoint cp;    /* the last one committed */
+        uint64_t ahead;          /* its new bytes when handed out (in->jobs_ahead) */
         struct pool_job *next;
 };
 
@@ -343,6 +353,10 @@ static int pool_submit(struct ingest *in, struct source_rec *s, struct read_job_
                 return r;
         }
         pj->s = s;
+        pj->ahead = (uint64_t)spec->ctx.st.st_size > spec->cp.offset && spec->have_cp
+                            ? (uint64_t)spec->ctx.st.st_size - spec->cp.offset
+                            : (uint64_t)spec->ctx.st.st_size;
+        in->jobs_ahead += pj->ahead;
         s->busy = true;
         if (in->jobs_tail)
                 in->jobs_tail->next = pj;
@@ -410,6 +424,7 @@ static void pool_pop(struct ingest *in)
         if (!in->jobs_head)
                 in->jobs_tail = NULL;
         in->n_jobs--;
+        in->jobs_ahead -= pj->ahead;
         pj->s->busy = false;
         pool_job_free(pj);
 }
@@ -524,14 +539,24 @@ static struct source_rec *next_source(struct ingest *in, int64_t now, struct def
         return NULL;
 }
 
-/* Hands the pool what it may read from the queue's head on, in order, up to
- * twice its workers; stops at the first source it may not read (which then
- * waits for the jobs before it). */
+/* Whether the pool takes another job (POOL_JOBS_MIN and _MAX). */
+static bool pool_room(const struct ingest *in)
+{
+        size_t threads = read_pool_threads(in->pool);
+
+        if (in->n_jobs < POOL_JOBS_MIN * threads)
+                return true;
+        return in->n_jobs < POOL_JOBS_MAX * threads && in->jobs_ahead < POOL_AHEAD_BYTES;
+}
+
+/* Hands the pool what it may read from the queue's head on, in order, while
+ * it has room; stops at the first source it may not read (which then waits
+ * for the jobs before it). */
 static void pool_fill(struct ingest *in, int64_t now, struct deferred *d)
 {
         struct read_job_spec spec;
 
-        while (in->pool && in->n_jobs < 2 * (size_t)read_pool_threads(in->pool) && in->qhead &&
+        while (in->pool && pool_room(in) && in->qhead &&
                (in->jobs_head || in->qhead->qnext)) { /* a scan: more than one queued */
                 struct source_rec *s = in->qhead;
                 bool backoff = s->last_error && s->retry_at_ms > now;

@@ -1,6 +1,9 @@
 /* The read pool (read-pool.h): one mutex for the pool and its jobs (units
  * are coarse: a few hundred rows or megabytes each), a condition variable
- * for the workers' new jobs and free space, one for the writer's waits. */
+ * for the workers' new jobs and free space, one for the writer's waits.
+ * A worker wakes the writer only when it waits for that very job: a wake-up
+ * costs a system call and a context switch each, and the writer takes jobs
+ * in order, so units of the jobs behind the one it waits for can wait. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +34,7 @@ struct read_pool {
         pthread_mutex_t mu;
         pthread_cond_t work;   /* workers: a job queued, space in a queue, or stop */
         pthread_cond_t ready;  /* the writer: a unit or a job's end */
+        struct read_job *awaited; /* the job the writer waits on, or NULL */
         struct read_job *pending_head, *pending_tail;
         bool stop;
         unsigned n_threads;
@@ -60,7 +64,8 @@ static int defer_unit(void *u, struct commit_unit *unit)
                 j->head = unit;
         j->tail = unit;
         j->n_units++;
-        pthread_cond_broadcast(&p->ready);
+        if (p->awaited == j)
+                pthread_cond_signal(&p->ready);
         pthread_mutex_unlock(&p->mu);
         return 0;
 }
@@ -85,7 +90,8 @@ static void run_job(struct read_job *j, struct tail_spare *spare)
         j->result = j->cancelled && r >= 0 ? -ECANCELED : r;
         j->outcome = out;
         j->done = true;
-        pthread_cond_broadcast(&j->pool->ready);
+        if (j->pool->awaited == j)
+                pthread_cond_signal(&j->pool->ready);
         pthread_mutex_unlock(&j->pool->mu);
 }
 
@@ -107,7 +113,8 @@ static void *worker(void *u)
                 if (j->cancelled) {
                         j->result = -ECANCELED;
                         j->done = true;
-                        pthread_cond_broadcast(&p->ready);
+                        if (p->awaited == j)
+                                pthread_cond_signal(&p->ready);
                         continue;
                 }
                 pthread_mutex_unlock(&p->mu);
@@ -243,13 +250,16 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
                         step = JOB_DONE;
                         break;
                 }
+                p->awaited = j;
                 if (deadline_ms == INT64_MAX) {
                         pthread_cond_wait(&p->ready, &p->mu);
                 } else if (pthread_cond_timedwait(&p->ready, &p->mu, &ts) == ETIMEDOUT &&
                            !j->head && !j->done) {
+                        p->awaited = NULL;
                         step = JOB_WAIT;
                         break;
                 }
+                p->awaited = NULL;
         }
         pthread_mutex_unlock(&p->mu);
         return step;

@@ -53,19 +53,34 @@ bool tail_keep_heavy(const struct tail_keep *k)
 }
 
 /* Fingerprint of the source's start: up to and including the first newline,
- * at most HEAD_MAX bytes. */
+ * at most HEAD_MAX bytes. A plain file's head as read when the read began
+ * serves unless it was a first line still without its newline (the read
+ * may have seen more of it since). */
 static int head_compute(struct reader *rd, uint32_t *ret_len, uint64_t *ret_hash)
 {
         char b[HEAD_MAX];
+        const char *h = b;
         size_t n;
-        int r = reader_pread(rd, b, sizeof(b), 0, &n);
-        if (r < 0)
-                return r;
-        char *nl = memchr(b, '\n', n);
+        int r = -ENODATA;
+
+        if (!rd->z) {
+                r = reader_head(rd, &h, &n);
+                if (r < 0)
+                        return r;
+                if (n < HEAD_MAX && !memchr(h, '\n', n))
+                        r = -ENODATA;
+        }
+        if (r == -ENODATA) {
+                h = b;
+                r = reader_pread(rd, b, sizeof(b), 0, &n);
+                if (r < 0)
+                        return r;
+        }
+        const char *nl = memchr(h, '\n', n);
         if (nl)
-                n = (size_t)(nl - b) + 1;
+                n = (size_t)(nl - h) + 1;
         *ret_len = (uint32_t)n;
-        *ret_hash = n ? hash64(b, n) : 0;
+        *ret_hash = n ? hash64(h, n) : 0;
         return 0;
 }
 
@@ -79,6 +94,21 @@ static int bytes_match(struct reader *rd, uint64_t off, uint32_t len, uint64_t h
         if (len > sizeof(b) || reader_pread(rd, b, len, off, &n) < 0 || n != len)
                 return 0;
         return hash64(b, n) == hash;
+}
+
+/* bytes_match at the start, from the head read once. */
+static int head_match(struct reader *rd, uint32_t len, uint64_t hash)
+{
+        char b[HEAD_MAX];
+        const char *h = b;
+        size_t n;
+        if (len == 0)
+                return 1;
+        if (len > sizeof(b))
+                return 0;
+        if (!rd->z ? reader_head(rd, &h, &n) < 0 : reader_pread(rd, b, len, 0, &n) < 0)
+                return 0;
+        return n >= len && hash64(h, len) == hash;
 }
 
 static void win_push(struct reader *rd, const char *p, size_t n)
@@ -248,7 +278,7 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                 uint64_t ask = *io_budget > READ_MIN ? *io_budget : READ_MIN;
                 if (ask < want)
                         want = (size_t)ask;
-                r = reader_pread(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
+                r = reader_pread_some(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
                 if (r < 0)
                         return r;
                 if (k == 0) {
@@ -256,6 +286,10 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                         break;
                 }
                 rd->len += k;
+                /* a plain file read short of what was asked, up to the size
+                 * it had when this read began, is at its end: a second read
+                 * would return nothing (a later append is a later read) */
+                bool at_end = !rd->z && k < want && rd->buf_off + rd->len >= (uint64_t)rd->st.st_size;
                 rd->read_since_commit += (uint64_t)k;
 
                 char *p = rd->buf, *end = rd->buf + rd->len, *nl;
@@ -296,6 +330,11 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                         rd->buf_off += used;
                         rd->len -= used;
                 }
+                if (at_end) {
+                        *io_budget -= *io_budget < (uint64_t)k ? *io_budget : (uint64_t)k;
+                        rd->at_end = true;
+                        break;
+                }
                 if (*io_budget <= (uint64_t)k && may_yield(rd, start_offset)) {
                         *io_budget = 0;
                         return TAIL_MORE;
@@ -332,7 +371,7 @@ static int adopt_renamed(struct reader *rd)
                 return 0;
         if (stat(old, &ost) == 0 && ost.st_dev == rd->st.st_dev && ost.st_ino == rd->st.st_ino)
                 return 0; /* a hard link: both names stay; content keys dedup */
-        if (!bytes_match(rd, 0, ocp.head_len, ocp.head_hash))
+        if (!head_match(rd, ocp.head_len, ocp.head_hash))
                 return 0;
         r = ledger_move_checkpoint(rd->t->ledger, old, rd->src->path);
         if (r < 0)
@@ -363,7 +402,7 @@ static int adopt_sibling(struct reader *rd)
         if (scp.kind != SOURCE_LINES || scp.offset == 0 || scp.offset < scp.marker_len ||
             (!rd->z && (uint64_t)rd->st.st_size < scp.offset))
                 return 0;
-        if (!bytes_match(rd, 0, scp.head_len, scp.head_hash) ||
+        if (!head_match(rd, scp.head_len, scp.head_hash) ||
             !bytes_match(rd, scp.offset - scp.marker_len, scp.marker_len, scp.marker_hash))
                 return 0;
         rd->cp = scp;
@@ -514,8 +553,8 @@ static void keep_store(struct reader *rd, int r, uint64_t seek_pos)
 static int is_compressed(struct reader *rd, bool *ret)
 {
         size_t len = strlen(rd->src->path), n;
-        char head[4];
-        int r = pread_full(rd->fd, head, sizeof(head), 0, &n);
+        const char *head;
+        int r = reader_head(rd, &head, &n);
 
         if (r < 0)
                 return r;
@@ -638,7 +677,7 @@ int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
                  * says nothing) */
                 bool same = rd.cp.dev == (uint64_t)rd.st.st_dev && rd.cp.ino == (uint64_t)rd.st.st_ino &&
                             (compressed || (uint64_t)rd.st.st_size >= rd.cp.offset) &&
-                            bytes_match(&rd, 0, rd.cp.head_len, rd.cp.head_hash);
+                            head_match(&rd, rd.cp.head_len, rd.cp.head_hash);
                 if (same && compressed) {
                         r = seek_decoded(&rd, &budget);
                         if (r < 0)

@@ -39,6 +39,34 @@ int reader_pread(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *r
         return pread_full(rd->fd, buf, n, off, ret_n);
 }
 
+int reader_pread_some(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n)
+{
+        if (rd->z)
+                return zstream_pread(rd->z, buf, n, off, ret_n);
+        for (;;) {
+                ssize_t k = pread(rd->fd, buf, n, (off_t)off);
+                if (k >= 0) {
+                        *ret_n = (size_t)k;
+                        return 0;
+                }
+                if (errno != EINTR)
+                        return -errno;
+        }
+}
+
+int reader_head(struct reader *rd, const char **ret_head, size_t *ret_n)
+{
+        if (!rd->head_read) {
+                int r = pread_full(rd->fd, rd->head, sizeof(rd->head), 0, &rd->head_n);
+                if (r < 0)
+                        return r;
+                rd->head_read = true;
+        }
+        *ret_head = rd->head;
+        *ret_n = rd->head_n;
+        return 0;
+}
+
 int reader_open(struct reader *rd)
 {
         int fd = open(rd->src->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

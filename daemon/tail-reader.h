@@ -44,6 +44,9 @@ struct reader {
         bool at_end;            /* read_lines reached the end of the source */
         struct consumed_acc acc;/* the consumed-bytes chain, fed from buf */
         struct tail_outcome out;
+        char head[HEAD_MAX];    /* the file's first bytes (not decoded), read once */
+        size_t head_n;
+        bool head_read;
 };
 
 static inline int64_t mtime_ns(const struct stat *st)
@@ -71,6 +74,13 @@ int reader_finish(struct reader *rd, struct tail_outcome *ret_outcome, int r);
 /* Bytes of the source at off: of the file, or of its decoded stream. */
 int reader_pread(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n);
 int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *ret_n);
+/* One read of at most n bytes (a decoder's reads are whole): fewer than n
+ * at the end, or where the kernel stops short; 0 only at the end. */
+int reader_pread_some(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n);
+/* The file's first HEAD_MAX bytes as stored (not decoded), read at the first
+ * call only: a read's identity checks, its compression sniff and its
+ * checkpoint's head share one read. */
+int reader_head(struct reader *rd, const char **ret_head, size_t *ret_n);
 
 int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
 int tail_document(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome);
