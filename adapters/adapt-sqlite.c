@@ -77,6 +77,83 @@ uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling)
         return hash64(&f, sizeof(f));
 }
 
+static bool read_exact(const char *path, void *buf, size_t n, uint64_t off)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        bool ok = false;
+
+        if (fd < 0)
+                return false;
+        ok = pread(fd, buf, n, (off_t)off) == (ssize_t)n;
+        close(fd);
+        return ok;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The wal-index header: two copies of 48 bytes in the writer's byte order;
+ * isInit at 12, iChange at 8, mxFrame at 16 (SQLite's WAL format). */
+void adapt_db_wal_mark(const char *path, struct adapt_wal_mark *ret_mark)
+{
+        char shm[PATH_MAX];
+        uint8_t h[96];
+
+        *ret_mark = (struct adapt_wal_mark){.state = ADAPT_WAL_NONE};
+        if (snprintf(shm, sizeof(shm), "%s-shm", path) >= (int)sizeof(shm) ||
+            !read_exact(shm, h, sizeof(h), 0) || !h[12])
+                return;
+        if (memcmp(h, h + 48, 48) != 0) {
+                ret_mark->state = ADAPT_WAL_BUSY;
+                return;
+        }
+        ret_mark->state = ADAPT_WAL_OK;
+        memcpy(&ret_mark->change, h + 8, sizeof(ret_mark->change));
+        memcpy(&ret_mark->mx, h + 16, sizeof(ret_mark->mx));
+}
+
+#define WAL_SCAN_FRAMES 64 /* frames past the published one looked at for a commit */
+
+/* A commit frame (a non-zero database size after it, at 4) with the WAL
+ * header's salts (at 16; frame salts at 8) after frame mx: the frames of
+ * one transaction lead to it; a frame with other salts is of an earlier
+ * generation of a -wal written from its start again. */
+static bool commit_frame_after(const char *path, uint32_t mx)
+{
+        char wal[PATH_MAX];
+        uint8_t h[32], f[24];
+
+        if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) || !read_exact(wal, h, sizeof(h), 0) ||
+            (be32(h) & 0xfffffffeu) != 0x377f0682u)
+                return false;
+        uint64_t frame = 24 + (uint64_t)be32(h + 8);
+        for (uint64_t i = mx; i < (uint64_t)mx + WAL_SCAN_FRAMES; i++) {
+                if (!read_exact(wal, f, sizeof(f), 32 + i * frame) || memcmp(f + 8, h + 16, 8) != 0)
+                        return false;
+                if (be32(f + 4) != 0)
+                        return true;
+        }
+        return false;
+}
+
+bool adapt_db_commit_pending(const char *path, const struct adapt_wal_mark *before)
+{
+        struct adapt_wal_mark now;
+
+        adapt_db_wal_mark(path, &now);
+        if (now.state == ADAPT_WAL_BUSY || before->state == ADAPT_WAL_BUSY)
+                return true;
+        if (now.state != ADAPT_WAL_OK)
+                return false;
+        /* no -shm before: no writer had the database open (the read's own
+         * connection made the -shm); else one published since the mark */
+        if (before->state == ADAPT_WAL_OK && (before->change != now.change || before->mx != now.mx))
+                return true;
+        return commit_frame_after(path, now.mx);
+}
+
 int adapt_sql_errno(sqlite3 *db, int rc)
 {
         int e = db ? sqlite3_system_errno(db) : 0;

@@ -40,3 +40,20 @@ bool adapt_db_empty(struct adapt_db *d);
  * WAL header: what a reader leaves as it was. *ret_settling (may be NULL):
  * either was written less than ADAPT_DB_SETTLE_MS ago. */
 uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling);
+
+/* What the -shm's wal-index says was last published: taken before a read,
+ * it tells afterwards whether a commit may have been missed. */
+struct adapt_wal_mark {
+        uint8_t state;   /* ADAPT_WAL_NONE, _BUSY (its two copies differ: being
+                          * written this instant) or _OK */
+        uint32_t change; /* the writers' transaction counter */
+        uint32_t mx;     /* the last frame published */
+};
+enum { ADAPT_WAL_NONE = 0, ADAPT_WAL_BUSY = 1, ADAPT_WAL_OK = 2 };
+void adapt_db_wal_mark(const char *path, struct adapt_wal_mark *ret_mark);
+/* Whether a commit is written but a read begun at before may not have seen
+ * it: one was published since before, one is being published, or the -wal
+ * holds a commit frame of its current generation past the last published
+ * frame (the writer syncs the -wal, then publishes, with no file event in
+ * between). Then a read a few milliseconds later sees it. */
+bool adapt_db_commit_pending(const char *path, const struct adapt_wal_mark *before);

@@ -84,6 +84,10 @@ enum collect_result {
                                * visible yet, and a commit that only updates
                                * shared memory raises no file event, so call
                                * again shortly */
+        COLLECT_PUBLISHING = 3, /* read to the end, and a commit is written
+                                 * that the read may not have seen (its writer
+                                 * publishes it in a moment): call again very
+                                 * soon (adapt_db_commit_pending) */
 };
 
 /* ---- classification: the three kinds of source ---------------------------

@@ -502,6 +502,8 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         if (!settling && st.valid && st.done && st.fp == fp && now >= st.at_ms &&
             now - st.at_ms < RECHECK_MS)
                 return COLLECT_DONE; /* nothing changed since we read it all */
+        struct adapt_wal_mark mark;
+        adapt_db_wal_mark(ctx->path, &mark); /* before the read's snapshot */
 
         for (int attempt = 0;; attempt++) {
                 bool immutable = false;
@@ -561,5 +563,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         *io_malformed += malformed;
         if (n >= max_rows)
                 return COLLECT_MORE;
+        if (settling && adapt_db_commit_pending(ctx->path, &mark))
+                return COLLECT_PUBLISHING;
         return settling ? COLLECT_SETTLING : COLLECT_DONE;
 }

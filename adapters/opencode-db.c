@@ -652,6 +652,8 @@ int ocode_collect_db(const struct ocode_flavor *fl, const struct source_ctx *ctx
                 st0 = (struct db_state){ .rows_read = st0.rows_read }; /* a new database: nothing known */
         if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
                 return COLLECT_DONE; /* nothing changed since we read it all */
+        struct adapt_wal_mark mark;
+        adapt_db_wal_mark(ctx->path, &mark); /* before the read's snapshot */
 
         for (int attempt = 0;; attempt++) {
                 bool not_ours = false, immutable;
@@ -695,5 +697,7 @@ int ocode_collect_db(const struct ocode_flavor *fl, const struct source_ctx *ctx
         *io_malformed += rd.malformed;
         if (more)
                 return COLLECT_MORE;
+        if (settling && adapt_db_commit_pending(ctx->path, &mark))
+                return COLLECT_PUBLISHING;
         return settling ? COLLECT_SETTLING : COLLECT_DONE;
 }

@@ -12,6 +12,9 @@
 #define SETTLE_MS 200 /* a database whose writer was at work: looked at again this soon */
 #define TABLE_EVENT_MS 5 /* a database written to: read this long after (its writer's commit
                           * becomes visible in the -shm after the -wal write we were told of) */
+#define PUBLISH_MS 3 /* a database's written commit not yet visible: looked at again this soon */
+#define PUBLISH_LOOKS_MAX 20 /* ... that many times in a row at most (a writer gone between
+                              * writing and publishing), then at SETTLE_MS */
 #define LEDGER_RETRY_MS 1000
 #define VISIT_COST (16u << 10) /* budget bytes one source visit counts as */
 #define LEDGER_BLOCKED 2 /* read_one: the ledger refused the commit */

@@ -153,7 +153,13 @@ static int read_done(struct ingest *in, struct source_rec *s, int r, const struc
         s->last_error = 0;
         s->verify = false;
         s->not_source = r == TAIL_NOT_SOURCE;
-        if (r == TAIL_SETTLING)
+        /* a commit written but perhaps not yet visible: a look very soon
+         * (waiting SETTLE_MS for it was the OpenCode update probe's p99) */
+        bool publishing = r == TAIL_PUBLISHING && s->quick_looks < PUBLISH_LOOKS_MAX;
+        s->quick_looks = publishing ? s->quick_looks + 1 : 0;
+        if (publishing)
+                ingest_look_again(in, s, timefmt_now_ms() + PUBLISH_MS);
+        else if (r == TAIL_SETTLING || r == TAIL_PUBLISHING)
                 ingest_look_again(in, s, timefmt_now_ms() + SETTLE_MS);
         return 0;
 }

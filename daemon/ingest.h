@@ -29,6 +29,7 @@ struct source_rec {
         bool retry_wanted;      /* read it at retry_at_ms (queued during a backoff, or settling) */
         bool verify;            /* next read checks every consumed byte (rescan) */
         bool busy;              /* being read by a read-pool worker */
+        uint8_t quick_looks;    /* TAIL_PUBLISHING reads in a row (PUBLISH_LOOKS_MAX) */
         uint64_t size, offset;  /* as of the last read */
         struct source_counts counts; /* its checkpoint's cumulative counters */
         uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */

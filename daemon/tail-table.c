@@ -47,7 +47,9 @@ int tail_table(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
                 if (r < 0)
                         goto finish;
                 if (collected != COLLECT_MORE) {
-                        r = collected == COLLECT_SETTLING ? TAIL_SETTLING : TAIL_DONE;
+                        r = collected == COLLECT_PUBLISHING ? TAIL_PUBLISHING
+                            : collected == COLLECT_SETTLING ? TAIL_SETTLING
+                                                            : TAIL_DONE;
                         break;
                 }
                 if (n >= budget_rows) {

@@ -99,6 +99,9 @@ enum tail_result {
         TAIL_SERIAL = 4,     /* with defer: nothing done, this source needs the
                               * ledger (compressed, another kind): read it
                               * without defer */
+        TAIL_PUBLISHING = 5, /* read to the end, but a database's commit is
+                              * written and may not have been visible yet:
+                              * look again very soon */
 };
 
 /* A source's counters as its checkpoint holds them after the read. */
