@@ -60,20 +60,14 @@ static int head_compute(struct reader *rd, uint32_t *ret_len, uint64_t *ret_hash
 {
         char b[HEAD_MAX];
         const char *h = b;
-        size_t n;
-        int r = -ENODATA;
+        size_t n = 0;
+        int r;
 
-        if (!rd->z) {
-                r = reader_head(rd, &h, &n);
-                if (r < 0)
-                        return r;
-                if (n < HEAD_MAX && !memchr(h, '\n', n))
-                        r = -ENODATA;
-        }
-        if (r == -ENODATA) {
+        if (!rd->z && (r = reader_head(rd, &h, &n)) < 0)
+                return r;
+        if (rd->z || (n < HEAD_MAX && !memchr(h, '\n', n))) {
                 h = b;
-                r = reader_pread(rd, b, sizeof(b), 0, &n);
-                if (r < 0)
+                if ((r = reader_pread(rd, b, sizeof(b), 0, &n)) < 0)
                         return r;
         }
         const char *nl = memchr(h, '\n', n);
@@ -84,20 +78,9 @@ static int head_compute(struct reader *rd, uint32_t *ret_len, uint64_t *ret_hash
         return 0;
 }
 
-/* 1 when the len bytes at off hash to hash, 0 when not (or shorter). */
+/* 1 when the len bytes at off hash to hash, 0 when not (or shorter). A
+ * plain file's start comes from its head, read once (reader_head). */
 static int bytes_match(struct reader *rd, uint64_t off, uint32_t len, uint64_t hash)
-{
-        char b[HEAD_MAX];
-        size_t n;
-        if (len == 0)
-                return 1;
-        if (len > sizeof(b) || reader_pread(rd, b, len, off, &n) < 0 || n != len)
-                return 0;
-        return hash64(b, n) == hash;
-}
-
-/* bytes_match at the start, from the head read once. */
-static int head_match(struct reader *rd, uint32_t len, uint64_t hash)
 {
         char b[HEAD_MAX];
         const char *h = b;
@@ -106,7 +89,7 @@ static int head_match(struct reader *rd, uint32_t len, uint64_t hash)
                 return 1;
         if (len > sizeof(b))
                 return 0;
-        if (!rd->z ? reader_head(rd, &h, &n) < 0 : reader_pread(rd, b, len, 0, &n) < 0)
+        if (off == 0 && !rd->z ? reader_head(rd, &h, &n) < 0 : reader_pread(rd, b, len, off, &n) < 0)
                 return 0;
         return n >= len && hash64(h, len) == hash;
 }
@@ -371,7 +354,7 @@ static int adopt_renamed(struct reader *rd)
                 return 0;
         if (stat(old, &ost) == 0 && ost.st_dev == rd->st.st_dev && ost.st_ino == rd->st.st_ino)
                 return 0; /* a hard link: both names stay; content keys dedup */
-        if (!head_match(rd, ocp.head_len, ocp.head_hash))
+        if (!bytes_match(rd, 0, ocp.head_len, ocp.head_hash))
                 return 0;
         r = ledger_move_checkpoint(rd->t->ledger, old, rd->src->path);
         if (r < 0)
@@ -402,7 +385,7 @@ static int adopt_sibling(struct reader *rd)
         if (scp.kind != SOURCE_LINES || scp.offset == 0 || scp.offset < scp.marker_len ||
             (!rd->z && (uint64_t)rd->st.st_size < scp.offset))
                 return 0;
-        if (!head_match(rd, scp.head_len, scp.head_hash) ||
+        if (!bytes_match(rd, 0, scp.head_len, scp.head_hash) ||
             !bytes_match(rd, scp.offset - scp.marker_len, scp.marker_len, scp.marker_hash))
                 return 0;
         rd->cp = scp;
@@ -677,7 +660,7 @@ int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
                  * says nothing) */
                 bool same = rd.cp.dev == (uint64_t)rd.st.st_dev && rd.cp.ino == (uint64_t)rd.st.st_ino &&
                             (compressed || (uint64_t)rd.st.st_size >= rd.cp.offset) &&
-                            head_match(&rd, rd.cp.head_len, rd.cp.head_hash);
+                            bytes_match(&rd, 0, rd.cp.head_len, rd.cp.head_hash);
                 if (same && compressed) {
                         r = seek_decoded(&rd, &budget);
                         if (r < 0)

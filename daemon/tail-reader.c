@@ -14,16 +14,22 @@
 
 _Static_assert(PS_ENCODED_MAX <= CHECKPOINT_STATE_MAX, "an encoded parse_state fits a checkpoint");
 
+/* One pread, again when a signal interrupts it: the bytes read, or -errno. */
+static ssize_t pread_once(int fd, void *buf, size_t n, uint64_t off)
+{
+        ssize_t k;
+        while ((k = pread(fd, buf, n, (off_t)off)) < 0 && errno == EINTR)
+                ;
+        return k < 0 ? -errno : k;
+}
+
 int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *ret_n)
 {
         size_t got = 0;
         while (got < n) {
-                ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
+                ssize_t k = pread_once(fd, (char *)buf + got, n - got, off + got);
+                if (k < 0)
+                        return (int)k;
                 if (k == 0)
                         break;
                 got += (size_t)k;
@@ -43,15 +49,11 @@ int reader_pread_some(struct reader *rd, void *buf, size_t n, uint64_t off, size
 {
         if (rd->z)
                 return zstream_pread(rd->z, buf, n, off, ret_n);
-        for (;;) {
-                ssize_t k = pread(rd->fd, buf, n, (off_t)off);
-                if (k >= 0) {
-                        *ret_n = (size_t)k;
-                        return 0;
-                }
-                if (errno != EINTR)
-                        return -errno;
-        }
+        ssize_t k = pread_once(rd->fd, buf, n, off);
+        if (k < 0)
+                return (int)k;
+        *ret_n = (size_t)k;
+        return 0;
 }
 
 int reader_head(struct reader *rd, const char **ret_head, size_t *ret_n)
