@@ -24,8 +24,15 @@
 #include <unistd.h>
 
 #include "adapt-sqlite.h"
+#include "binio.h"
 #include "row.h"
 #include "timefmt.h"
+
+/* Read-only, never blocking on a FIFO, never our terminal. */
+static int open_ro(const char *path)
+{
+        return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
 
 static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len, off_t head_off)
 {
@@ -38,7 +45,7 @@ static void fp_file(const char *path, int64_t *v, uint8_t *head, size_t head_len
         v[1] = (int64_t)st.st_ino;
         v[2] = (int64_t)st.st_size;
         v[3] = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_ro(path);
         if (fd >= 0) {
                 if (pread(fd, head, head_len, head_off) < 0)
                         memset(head, 0, head_len);
@@ -77,21 +84,9 @@ uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling)
         return hash64(&f, sizeof(f));
 }
 
-static bool read_exact(const char *path, void *buf, size_t n, uint64_t off)
+static bool read_exact(int fd, void *buf, size_t n, uint64_t off)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        bool ok = false;
-
-        if (fd < 0)
-                return false;
-        ok = pread(fd, buf, n, (off_t)off) == (ssize_t)n;
-        close(fd);
-        return ok;
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        return pread(fd, buf, n, (off_t)off) == (ssize_t)n;
 }
 
 /* The wal-index header: two copies of 48 bytes in the writer's byte order;
@@ -101,9 +96,15 @@ void adapt_db_wal_mark(const char *path, struct adapt_wal_mark *ret_mark)
         char shm[PATH_MAX];
         uint8_t h[96];
 
+        int fd;
+        bool got;
+
         *ret_mark = (struct adapt_wal_mark){.state = ADAPT_WAL_NONE};
-        if (snprintf(shm, sizeof(shm), "%s-shm", path) >= (int)sizeof(shm) ||
-            !read_exact(shm, h, sizeof(h), 0) || !h[12])
+        if (snprintf(shm, sizeof(shm), "%s-shm", path) >= (int)sizeof(shm) || (fd = open_ro(shm)) < 0)
+                return;
+        got = read_exact(fd, h, sizeof(h), 0);
+        close(fd);
+        if (!got || !h[12])
                 return;
         if (memcmp(h, h + 48, 48) != 0) {
                 ret_mark->state = ADAPT_WAL_BUSY;
@@ -124,18 +125,21 @@ static bool commit_frame_after(const char *path, uint32_t mx)
 {
         char wal[PATH_MAX];
         uint8_t h[32], f[24];
+        bool commit = false;
+        int fd;
 
-        if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) || !read_exact(wal, h, sizeof(h), 0) ||
-            (be32(h) & 0xfffffffeu) != 0x377f0682u)
+        if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) || (fd = open_ro(wal)) < 0)
                 return false;
-        uint64_t frame = 24 + (uint64_t)be32(h + 8);
-        for (uint64_t i = mx; i < (uint64_t)mx + WAL_SCAN_FRAMES; i++) {
-                if (!read_exact(wal, f, sizeof(f), 32 + i * frame) || memcmp(f + 8, h + 16, 8) != 0)
-                        return false;
-                if (be32(f + 4) != 0)
-                        return true;
+        if (read_exact(fd, h, sizeof(h), 0) && (be32_get(h) & 0xfffffffeu) == 0x377f0682u) {
+                uint64_t frame = 24 + (uint64_t)be32_get(h + 8);
+                for (uint64_t i = mx; i < (uint64_t)mx + WAL_SCAN_FRAMES && !commit; i++) {
+                        if (!read_exact(fd, f, sizeof(f), 32 + i * frame) || memcmp(f + 8, h + 16, 8) != 0)
+                                break;
+                        commit = be32_get(f + 4) != 0;
+                }
         }
-        return false;
+        close(fd);
+        return commit;
 }
 
 bool adapt_db_commit_pending(const char *path, const struct adapt_wal_mark *before)
@@ -233,7 +237,7 @@ static bool wal_unavailable(const char *path, int open_rc)
         if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) || lstat(wal, &st) == 0 ||
             errno != ENOENT)
                 return false;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_ro(path);
         if (fd < 0)
                 return false;
         /* header: "SQLite format 3\0", then write and read versions 2 = WAL */

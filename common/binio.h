@@ -164,3 +164,8 @@ static inline uint64_t be64_get(const uint8_t *b)
                 v = v << 8 | b[i];
         return v;
 }
+
+static inline uint32_t be32_get(const uint8_t *b)
+{
+        return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}

@@ -132,8 +132,7 @@ int ledger_outbox_note_call(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_
 static void place_of(const struct row_key *place, uint64_t *ret_id, uint32_t *ret_index)
 {
         *ret_id = be64_get(place->b);
-        *ret_index = (uint32_t)place->b[8] << 24 | (uint32_t)place->b[9] << 16 |
-                     (uint32_t)place->b[10] << 8 | place->b[11];
+        *ret_index = be32_get(place->b + 8);
 }
 
 int ledger_outbox_note(struct ledger *l, MDB_txn *txn, enum outbox_type type,

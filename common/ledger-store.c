@@ -30,7 +30,7 @@ static void call_id(uint8_t k[CALL_ID_SIZE], uint64_t id, uint32_t index)
 
 static uint32_t call_index(const uint8_t *k)
 {
-        return (uint32_t)k[8] << 24 | (uint32_t)k[9] << 16 | (uint32_t)k[10] << 8 | k[11];
+        return be32_get(k + 8);
 }
 
 /* The next row id (one past the last stored), read once per handle: ids
