@@ -251,15 +251,13 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
                         break;
                 }
                 p->awaited = j;
-                if (deadline_ms == INT64_MAX) {
-                        pthread_cond_wait(&p->ready, &p->mu);
-                } else if (pthread_cond_timedwait(&p->ready, &p->mu, &ts) == ETIMEDOUT &&
-                           !j->head && !j->done) {
-                        p->awaited = NULL;
+                int rc = deadline_ms == INT64_MAX ? pthread_cond_wait(&p->ready, &p->mu)
+                                                  : pthread_cond_timedwait(&p->ready, &p->mu, &ts);
+                p->awaited = NULL;
+                if (rc == ETIMEDOUT && !j->head && !j->done) {
                         step = JOB_WAIT;
                         break;
                 }
-                p->awaited = NULL;
         }
         pthread_mutex_unlock(&p->mu);
         return step;
