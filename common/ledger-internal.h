@@ -5,10 +5,12 @@
 #include <lmdb.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ledger.h"
 #include "ledger-outbox.h"
 #include "ledger-newkeys.h"
+#include "testhook.h"
 
 /* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger-store.c);
  * DB_USAGE and DB_ACTIVITY are schema 1's, open only in a ledger not yet
@@ -77,15 +79,18 @@ int backlog_flush(struct ledger *l, MDB_txn *txn);
 /* After a write txn: committed, or aborted (its keys forgotten). */
 void backlog_txn_end(struct ledger *l, bool committed);
 
-/* ---- test hooks (ledger-hooks.c) ------------------------------------------ */
+/* ---- test hooks (testhook.h) ---------------------------------------------- */
 
 /* AGENTMETER_TEST_MIGRATE_CHUNK=<n> moves n rows or calls per migration
  * transaction; AGENTMETER_TEST_MIGRATE_STOP=<k> gives up after k of them (as
  * a crash would), so tests see a migration finished by a later open;
  * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size;
  * AGENTMETER_TEST_BACKLOG_KEYS=<n>: the index's backlog written at n keys.
- * name's positive number, or dflt. */
-size_t ledger_test_hook(const char *name, size_t dflt);
+ * Each a positive number, else the built-in size. */
+static inline size_t ledger_test_hook(const char *name, size_t dflt)
+{
+        return (size_t)test_hook_number(name, 1, SIZE_MAX, dflt);
+}
 
 /* ---- rows and calls (ledger-store.c) ------------------------------------- */
 

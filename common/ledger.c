@@ -52,16 +52,10 @@ const char *ledger_open_error(void)
 
 static size_t initial_map_size(void)
 {
-        const char *s = getenv("AGENTMETER_TEST_MAPSIZE");
         long page = sysconf(_SC_PAGESIZE);
-        unsigned long long v;
-        char *end;
+        unsigned long long v = test_hook_number("AGENTMETER_TEST_MAPSIZE", 1, MAP_LIMIT, 0);
 
-        if (!s || !*s)
-                return MAP_INITIAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || *end || v == 0 || v > MAP_LIMIT)
+        if (!v)
                 return MAP_INITIAL;
         if (page > 0)
                 v = (v + (unsigned long long)page - 1) / (unsigned long long)page *

@@ -1,27 +1,19 @@
 /* The page cache of a ledger a bulk ingest wrote, dropped once after it
  * (cache-shed.h). A small growth leaves the cache alone: its folios are
  * small, and dropping would only make the next answers read the disk. */
-#include <errno.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "cache-shed.h"
 #include "ledger.h"
 #include "log.h"
+#include "testhook.h"
 
 #define CACHE_SHED_MIN_BYTES (4ull << 20)
 
 /* Test hook: AGENTMETER_TEST_SHED_BYTES=<bytes> lowers the threshold. */
 static uint64_t min_bytes(void)
 {
-        const char *s = getenv("AGENTMETER_TEST_SHED_BYTES");
-        char *end;
-        unsigned long long v;
-        if (!s || !*s)
-                return CACHE_SHED_MIN_BYTES;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        return errno || *end ? CACHE_SHED_MIN_BYTES : v;
+        return test_hook_number("AGENTMETER_TEST_SHED_BYTES", 0, UINT64_MAX, CACHE_SHED_MIN_BYTES);
 }
 
 void cache_shed_note_start(struct daemon *d)

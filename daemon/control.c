@@ -18,6 +18,7 @@
 #include "control.h"
 #include "log.h"
 #include "proto.h"
+#include "testhook.h"
 
 struct client {
         struct control *c;
@@ -403,15 +404,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *u)
  * request deadline, so tests of slow clients need not wait 10 s. */
 static uint64_t request_usec(void)
 {
-        const char *s = getenv("AGENTMETER_TEST_REQUEST_MS");
-        char *end;
-        unsigned long v;
-
-        if (!s || !*s)
-                return CONTROL_REQUEST_USEC;
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        return errno || *end || v == 0 || v > 600000 ? CONTROL_REQUEST_USEC : v * 1000ULL;
+        unsigned long long ms = test_hook_number("AGENTMETER_TEST_REQUEST_MS", 1, 600000, 0);
+        return ms ? ms * 1000ULL : CONTROL_REQUEST_USEC;
 }
 
 /* Another daemon answering on path? */
