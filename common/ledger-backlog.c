@@ -19,6 +19,7 @@
 
 #include "binio.h"
 #include "ledger-internal.h"
+#include "testhook.h"
 
 #define BACKLOG_FLUSH_KEYS 65536 /* about 3 MB of keys, hash slots and order */
 
@@ -167,7 +168,7 @@ int backlog_flush(struct ledger *l, MDB_txn *txn)
         int r;
 
         if (!b->loaded || b->txn_id != mdb_txn_id(txn) || !l->newkeys.n ||
-            l->newkeys.n < ledger_test_hook("AGENTMETER_TEST_BACKLOG_KEYS", BACKLOG_FLUSH_KEYS))
+            l->newkeys.n < test_hook_number("AGENTMETER_TEST_BACKLOG_KEYS", 1, SIZE_MAX, BACKLOG_FLUSH_KEYS))
                 return 0;
         r = ledger_fail(l, newkeys_write(&l->newkeys, txn, l->dbi[DB_ROWKEYS]));
         if (r == 0)

@@ -5,12 +5,10 @@
 #include <lmdb.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "ledger.h"
 #include "ledger-outbox.h"
 #include "ledger-newkeys.h"
-#include "testhook.h"
 
 /* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger-store.c);
  * DB_USAGE and DB_ACTIVITY are schema 1's, open only in a ledger not yet
@@ -86,11 +84,8 @@ void backlog_txn_end(struct ledger *l, bool committed);
  * a crash would), so tests see a migration finished by a later open;
  * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size;
  * AGENTMETER_TEST_BACKLOG_KEYS=<n>: the index's backlog written at n keys.
- * Each a positive number, else the built-in size. */
-static inline size_t ledger_test_hook(const char *name, size_t dflt)
-{
-        return (size_t)test_hook_number(name, 1, SIZE_MAX, dflt);
-}
+ * Each a positive number, else the built-in size (read with
+ * test_hook_number(name, 1, SIZE_MAX, size) where it is used). */
 
 /* ---- rows and calls (ledger-store.c) ------------------------------------- */
 

@@ -14,6 +14,7 @@
 
 #include "binio.h"
 #include "ledger-internal.h"
+#include "testhook.h"
 
 #define ROW_ID_SIZE 8
 #define CALL_ID_SIZE 12
@@ -88,7 +89,7 @@ static void filter_ready(struct ledger *l, MDB_txn *txn)
 
         if (l->filter_off || (nk->complete && !newkeys_filter_full(nk)))
                 return;
-        size_t max = ledger_test_hook("AGENTMETER_TEST_KEYFILTER_MAX", NEWKEYS_FILTER_MAX_KEYS);
+        size_t max = test_hook_number("AGENTMETER_TEST_KEYFILTER_MAX", 1, SIZE_MAX, NEWKEYS_FILTER_MAX_KEYS);
         if (mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms) != 0 || (keys = ms.ms_entries + nk->n) > max) {
                 ledger_filter_off(l);
                 return;
@@ -390,7 +391,7 @@ static int migrate_rows_txn(struct ledger *l, MDB_txn *txn, void *u)
         rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < ledger_test_hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < test_hook_number("AGENTMETER_TEST_MIGRATE_CHUNK", 1, SIZE_MAX, MIGRATE_CHUNK);
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct row_key key;
                 uint64_t id;
@@ -432,7 +433,7 @@ static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
         rc = mdb_cursor_open(txn, l->dbi[DB_ACTIVITY], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < ledger_test_hook("AGENTMETER_TEST_MIGRATE_CHUNK", MIGRATE_CHUNK);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < test_hook_number("AGENTMETER_TEST_MIGRATE_CHUNK", 1, SIZE_MAX, MIGRATE_CHUNK);
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct activity_entry e;
                 struct stored_row s;
@@ -490,7 +491,7 @@ static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
 
 int store_migrate(struct ledger *l)
 {
-        size_t stop = ledger_test_hook("AGENTMETER_TEST_MIGRATE_STOP", SIZE_MAX), txns = 0;
+        size_t stop = test_hook_number("AGENTMETER_TEST_MIGRATE_STOP", 1, SIZE_MAX, SIZE_MAX), txns = 0;
         bool done = false;
         int r = 0;
 

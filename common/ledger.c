@@ -18,6 +18,7 @@
 #include "binio.h"
 #include "ledger-check.h"
 #include "ledger-internal.h"
+#include "testhook.h"
 
 /* Test hook: AGENTMETER_TEST_MAPSIZE=<bytes> replaces the initial map size of
  * a writable open, so tests can force MDB_MAP_FULL and the growth path. */
