@@ -88,7 +88,7 @@ for rowid, blob in c.execute("SELECT rowid, archive_blob FROM session_transcript
     c.execute("UPDATE session_transcript_archives SET archive_sha256=? WHERE rowid=?", (hashlib.sha256(blob).hexdigest(), rowid))
 EOF
 rm "$S/cold/$trunc"
-sqlite3 "$DB" "DELETE FROM session_transcript_cold_archives WHERE session_id='a8000000-0000-4000-8000-000000000008'"
+sqlite3 -cmd '.timeout 5000' "$DB" "DELETE FROM session_transcript_cold_archives WHERE session_id='a8000000-0000-4000-8000-000000000008'"
 "${PY[@]}" cold "$DB" "$AX/truncated.jsonl" "$S" file >/dev/null
 all=$(printf '%s\n%s\n' "$good" "$(count bad-sha.jsonl truncated.jsonl)" | jq -s -c 'transpose | map(add) | .[6] |= (. * 1e6 | round / 1e6)')
 if wait_until 10 sh -c "[ \"\$(\"$C\" report daily --json | jq -c '.totals | [.events, .input_tokens, .output_tokens, .cache_read_tokens, .cache_write_tokens, .total_tokens, .cost_usd]')\" = '$all' ]"; then
@@ -128,7 +128,7 @@ expect "$base" "a cold window never seen before is counted"
 check "status: its calls come from cold storage" wait_until 5 sh -c "[ \"\$('$C' status --json | jq '.harnesses[] | select(.id==\"openclaw\") | .agents[] | select(.agent==\"main\") | .cold_calls')\" = 2 ]"
 read_rows=$("$C" sources --json | jq '[.sources[] | select(.path | endswith(".zst")) | .rows_added] | add')
 touch "$S"/cold/*.zst
-sqlite3 "$DB" "INSERT INTO session_windows(session_id, session_key, created_at, updated_at) VALUES ('poke', 'k', 1, 1)"
+sqlite3 -cmd '.timeout 5000' "$DB" "INSERT INTO session_windows(session_id, session_key, created_at, updated_at) VALUES ('poke', 'k', 1, 1)"
 sleep 1
 is "$("$C" sources --json | jq '[.sources[] | select(.path | endswith(".zst")) | .rows_added] | add')" "$read_rows" \
 	"archive files touched and the database written: nothing counted again"

@@ -146,8 +146,8 @@ expect "$base" "initial scan: databases and profile"
 S1=b3a2c1d0-9e8f-4a7b-8c6d-5e4f3a2b1c01
 ev='{"type":"message","id":"live-0001","parentId":null,"timestamp":"2026-11-30T12:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"live"}],"api":"openai-responses","provider":"openai","model":"gpt-5.1","usage":{"input":1000,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":1010,"cost":{"total":0.002}},"stopReason":"stop","timestamp":1796040000000}}'
 printf '%s' "$ev" >"$T/live1.json"
-sqlite3 "$M" "INSERT INTO transcript_events(session_id, seq, event_json, created_at) VALUES ('$S1', 11, CAST(readfile('$T/live1.json') AS TEXT), 1796040000000);"
-check "the writer left the database in WAL mode" [ "$(sqlite3 "$M" 'PRAGMA journal_mode')" = wal ]
+sqlite3 -cmd '.timeout 5000' "$M" "INSERT INTO transcript_events(session_id, seq, event_json, created_at) VALUES ('$S1', 11, CAST(readfile('$T/live1.json') AS TEXT), 1796040000000);"
+check "the writer left the database in WAL mode" [ "$(sqlite3 -cmd '.timeout 5000' "$M" 'PRAGMA journal_mode')" = wal ]
 base=$(printf '%s\n%s\n' "$base" '[1,1000,10,0,0,1010,0.002]' | add_lines)
 expect "$base" "a row inserted by another process (sqlite3, WAL) is counted"
 
@@ -155,7 +155,7 @@ expect "$base" "a row inserted by another process (sqlite3, WAL) is counted"
 ev='{"type":"compaction","id":"live-0002","parentId":"live-0001","timestamp":"2026-11-30T12:01:00.000Z","summary":"s","firstKeptEntryId":"x","tokensBefore":9,"usage":{"input":500,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":505,"cost":{"total":0.001}}}'
 printf '%s' "$ev" >"$T/live2.json"
 zstd -q -c "$T/live2.json" >"$T/live2.zst"
-sqlite3 "$M" "INSERT INTO transcript_events(session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES ('$S1', 12, NULL, 1796040060000, readfile('$T/live2.zst'), $(stat -c %s "$T/live2.json"), '$NAV');"
+sqlite3 -cmd '.timeout 5000' "$M" "INSERT INTO transcript_events(session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES ('$S1', 12, NULL, 1796040060000, readfile('$T/live2.zst'), $(stat -c %s "$T/live2.json"), '$NAV');"
 base=$(printf '%s\n%s\n' "$base" '[1,500,5,0,0,505,0.001]' | add_lines)
 expect "$base" "a zstd row inserted live is counted"
 is "$("$C" report model --json 2>/dev/null | jq -r '[.rows[] | select(.model=="gpt-5.1")] | length > 0')" true "its model is the session's (gpt-5.1)"
