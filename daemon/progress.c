@@ -7,6 +7,7 @@
 
 #include "ingest.h"
 #include "progress.h"
+#include "testhook.h"
 #include "timefmt.h"
 
 #define REDRAW_MS 200
@@ -64,11 +65,9 @@ void progress_format(uint64_t files_done, uint64_t files, uint64_t bytes_done, u
 
 void progress_start(struct progress *p, int fd)
 {
-        const char *hook = getenv("AGENTMETER_TEST_PROGRESS_MS");
         *p = (struct progress){ .fd = fd, .enabled = isatty(fd) == 1, .start_ms = timefmt_mono_ms(),
-                                .after_ms = 1000 };
-        if (hook)
-                p->after_ms = strtoll(hook, NULL, 10);
+                                .after_ms = (int64_t)test_hook_number("AGENTMETER_TEST_PROGRESS_MS", 0,
+                                                                      3600000, 1000) };
 }
 
 void progress_update(struct progress *p, struct ingest *in)
