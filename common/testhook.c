@@ -11,7 +11,8 @@ unsigned long long test_hook_number(const char *name, unsigned long long min, un
         char *end;
         unsigned long long v;
 
-        if (!s || !*s)
+        /* strtoull alone would take " 7", "+7" and "-3" (wrapped to a huge number) */
+        if (!s || *s < '0' || *s > '9')
                 return dflt;
         errno = 0;
         v = strtoull(s, &end, 10);
