@@ -37,6 +37,11 @@ struct ledger {
         bool rdonly;
         bool map_full; /* the current write attempt hit MDB_MAP_FULL */
         MDB_txn *group; /* open group commit (ledger-txn.c), else NULL */
+        /* the open write txn's cursors for appends to DB_ROWS and DB_CALLS
+         * (ledger-store.c): a cursor left at the end of its db appends the
+         * next key without a search from the root; LMDB frees them with the
+         * txn, so each write txn's start forgets them (ledger-txn.c) */
+        MDB_cursor *append_cursor[DB_COUNT];
         int group_err;  /* the group was lost (negative errno) */
         char path[PATH_MAX];
         char error[LEDGER_ERROR_MAX];

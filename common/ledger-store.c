@@ -49,6 +49,21 @@ static int next_row_id(struct ledger *l, MDB_txn *txn, uint64_t *ret)
         return 0;
 }
 
+/* An append (MDB_APPEND) through the write txn's cursor for db, opened at
+ * its first append: left at the end of the db, it takes the next key with
+ * no search from the root (mdb_put opens a cursor and searches every time). */
+static int append_put(struct ledger *l, MDB_txn *txn, int db, MDB_val *k, MDB_val *v)
+{
+        if (!l->append_cursor[db]) {
+                int rc = mdb_cursor_open(txn, l->dbi[db], &l->append_cursor[db]);
+                if (rc) {
+                        l->append_cursor[db] = NULL;
+                        return rc;
+                }
+        }
+        return mdb_cursor_put(l->append_cursor[db], k, v, MDB_APPEND);
+}
+
 static int put_row_value(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
                          const uint8_t *enc, size_t len, unsigned flags)
 {
@@ -60,7 +75,8 @@ static int put_row_value(struct ledger *l, MDB_txn *txn, uint64_t id, const stru
         be64_put(kb, id);
         memcpy(vb, key->b, ROW_KEY_SIZE);
         memcpy(vb + ROW_KEY_SIZE, enc, len);
-        return ledger_fail(l, mdb_put(txn, l->dbi[DB_ROWS], &k, &v, flags));
+        return ledger_fail(l, flags == MDB_APPEND ? append_put(l, txn, DB_ROWS, &k, &v)
+                                                  : mdb_put(txn, l->dbi[DB_ROWS], &k, &v, flags));
 }
 
 static int stored_from(const MDB_val *k, const MDB_val *v, struct stored_row *ret)
@@ -286,7 +302,8 @@ int store_call_put(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index,
         call_id(kb, id, index);
         memcpy(vb, ck->b, ROW_KEY_SIZE);
         memcpy(vb + ROW_KEY_SIZE, enc, len);
-        rc = mdb_put(txn, l->dbi[DB_CALLS], &k, &v, append ? MDB_APPEND : MDB_NOOVERWRITE);
+        rc = append ? append_put(l, txn, DB_CALLS, &k, &v)
+                    : mdb_put(txn, l->dbi[DB_CALLS], &k, &v, MDB_NOOVERWRITE);
         if (rc == MDB_KEYEXIST)
                 return 1;
         return ledger_fail(l, rc);

@@ -8,6 +8,7 @@
  * commit when it is large, and is told how each write txn ended, here. */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ledger-internal.h"
 
@@ -58,6 +59,13 @@ int ledger_grow_map(struct ledger *l)
         return ledger_errno(mdb_env_set_mapsize(l->env, info.me_mapsize * 2));
 }
 
+/* The cursors of the last write txn were freed with it (LMDB reuses the
+ * txn object itself, so its address cannot tell them apart). */
+static void write_txn_started(struct ledger *l)
+{
+        memset(l->append_cursor, 0, sizeof(l->append_cursor));
+}
+
 /* Runs fn in one write txn; on MDB_MAP_FULL (from a put or the commit) the
  * whole txn is aborted, the map doubled, and fn run again from scratch. */
 int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *), void *ctx)
@@ -77,6 +85,7 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                 rc = mdb_txn_begin(l->env, NULL, 0, &txn);
                 if (rc)
                         return ledger_errno(rc);
+                write_txn_started(l);
                 r = fn(l, txn, ctx);
                 if (r >= 0) {
                         int f = backlog_before_commit(l, txn);
@@ -110,6 +119,7 @@ int ledger_group_begin(struct ledger *l)
                 l->group = NULL;
                 return ledger_errno(rc);
         }
+        write_txn_started(l);
         return 0;
 }
 
