@@ -309,6 +309,18 @@ int ledger_sync(struct ledger *l)
         return ledger_errno(mdb_env_sync(l->env, 1));
 }
 
+int ledger_sync_start(struct ledger *l)
+{
+        int fd;
+
+        if (l->rdonly)
+                return 0;
+        int rc = mdb_env_get_fd(l->env, &fd);
+        if (rc)
+                return ledger_errno(rc);
+        return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 ? -errno : 0;
+}
+
 int ledger_used_bytes(struct ledger *l, uint64_t *ret_bytes)
 {
         MDB_envinfo info;

@@ -210,9 +210,13 @@ int main(int argc, char **argv)
         (void)team_new(d.ledger, &d.team); /* the outbox on or off with team.conf */
 
         if (o.once) {
-                r = once_run(&d);
+                struct timespec start;
+                r = once_run(&d, &start);
+                /* while the ledger's pages are on their way to the disk */
                 if (r >= 0 && setup_metrics(&d, &o) >= 0)
                         (void)metrics_write(d.metrics);
+                if (r >= 0)
+                        r = once_finish(&d, &start);
                 if (r >= 0) /* last: for the daemon that follows */
                         cache_shed_after_bulk(&d, "scan");
                 goto out;

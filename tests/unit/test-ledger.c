@@ -292,6 +292,7 @@ static void test_basic(const char *dir)
         ok(r == 0 && stats.rows == 5 && stats.calls == 3 && stats.sessions == 3 &&
            stats.sources == 0 && stats.rollups == 4, "stats: 5 rows, 3 calls, 3 sessions, 4 rollups");
         ok(stats.file_bytes > 0 && stats.map_bytes == 256ull << 20, "stats: file and map size");
+        is_int(ledger_sync_start(l), 0, "sync start: the write-back begins (sync_file_range on the data file)");
         is_int(ledger_sync(l), 0, "sync");
 
         /* rebuild equals incremental */
@@ -322,6 +323,7 @@ static void test_basic(const char *dir)
         is_int(commit1(l, mkrow("ro", "s", T0, 1, 1, 0), &res), -EROFS,
                "read-only: commit refused with -EROFS");
         is_int(ledger_meta_set(l, "x", "y"), -EROFS, "read-only: meta_set refused");
+        is_int(ledger_sync_start(l), 0, "read-only: sync start has nothing to do");
         ledger_close(l);
 }
 
