@@ -15,7 +15,8 @@
 
 int once_run(struct daemon *d, struct timespec *ret_start)
 {
-        clock_gettime(CLOCK_MONOTONIC, ret_start);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         ingest_set_group_rows(d->ingest, 8192); /* no clients to serve: bigger groups (~35 MB) */
         int r = ingest_reconcile(d->ingest);
         if (r < 0)
@@ -28,6 +29,7 @@ int once_run(struct daemon *d, struct timespec *ret_start)
         r = ledger_sync_start(d->ledger);
         if (r < 0) /* once_finish's sync does it all, and says if it fails */
                 log_errno(LOG_DEBUG, r, "cannot start the ledger's write-back");
+        *ret_start = t0;
         return 0;
 }
 

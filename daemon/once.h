@@ -2,9 +2,9 @@
  * printed, no loop and no socket. */
 #pragma once
 
-#include "daemon.h"
-
 #include <time.h>
+
+#include "daemon.h"
 
 /* Reads every queued source to its end and starts the ledger's write-back;
  * ret_start: when the scan began. 0, or negative errno (logged). */
