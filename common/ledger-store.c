@@ -395,20 +395,27 @@ int store_calls_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from,
 
 /* ---- schema 1 -> 3 ---------------------------------------------------------- */
 
+/* Rows or calls per migration txn: MIGRATE_CHUNK, or the test hook's
+ * (ledger-internal.h). Read once per txn, not once per entry moved. */
+static size_t migrate_chunk(void)
+{
+        return test_hook_number("AGENTMETER_TEST_MIGRATE_CHUNK", 1, SIZE_MAX, MIGRATE_CHUNK);
+}
+
 /* Up to MIGRATE_CHUNK rows out of `usage` into `rows` and `rowkeys`. */
 static int migrate_rows_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
         bool *done = u;
         MDB_cursor *c;
         MDB_val k, v;
-        size_t n = 0;
+        size_t n = 0, chunk = migrate_chunk();
         int r = 0, rc;
 
         l->row_next = 0; /* a retried txn reads it again */
         rc = mdb_cursor_open(txn, l->dbi[DB_USAGE], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < test_hook_number("AGENTMETER_TEST_MIGRATE_CHUNK", 1, SIZE_MAX, MIGRATE_CHUNK);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < chunk;
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct row_key key;
                 uint64_t id;
@@ -444,13 +451,13 @@ static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
         bool *done = u;
         MDB_cursor *c;
         MDB_val k, v;
-        size_t n = 0;
+        size_t n = 0, chunk = migrate_chunk();
         int r = 0, rc;
 
         rc = mdb_cursor_open(txn, l->dbi[DB_ACTIVITY], &c);
         if (rc)
                 return ledger_fail(l, rc);
-        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < test_hook_number("AGENTMETER_TEST_MIGRATE_CHUNK", 1, SIZE_MAX, MIGRATE_CHUNK);
+        for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < chunk;
              rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
                 struct activity_entry e;
                 struct stored_row s;
