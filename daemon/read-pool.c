@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "read-pool.h"
 
@@ -95,11 +97,34 @@ static void run_job(struct read_job *j, struct tail_spare *spare)
         pthread_mutex_unlock(&j->pool->mu);
 }
 
+/* A worker names itself (top -H, /proc/PID/task/TID/comm) and gives way to
+ * the ledger's writer. A scan of many small rows is as fast as its one
+ * writer, and at equal priority the writer and two workers share two cores
+ * by thirds: the writer waits, runnable, behind a worker whose units it
+ * cannot take yet. A worker's nice value is its own (Linux's nice is per
+ * thread), inherited from the thread that made the pool: raised by
+ * READ_WORKER_NICE_ABOVE, at most 19. Where that fails the worker runs at
+ * the writer's priority, slower only. */
+static void worker_gives_way(void)
+{
+        id_t self = (id_t)gettid();
+        int nice;
+
+        errno = 0;
+        nice = getpriority(PRIO_PROCESS, self);
+        if (nice == -1 && errno)
+                return;
+        nice = nice + READ_WORKER_NICE_ABOVE < 19 ? nice + READ_WORKER_NICE_ABOVE : 19;
+        (void)setpriority(PRIO_PROCESS, self, nice);
+}
+
 static void *worker(void *u)
 {
         struct read_pool *p = u;
         struct tail_spare spare = {0};
 
+        (void)pthread_setname_np(pthread_self(), READ_WORKER_NAME);
+        worker_gives_way();
         pthread_mutex_lock(&p->mu);
         for (;;) {
                 while (!p->pending_head && !p->stop)

@@ -26,7 +26,13 @@ struct read_job_spec {
         struct tail_limits limits;
 };
 
-/* threads workers (at least 1): 0, -ENOMEM, or -errno of pthread_create. */
+/* threads workers (at least 1): 0, -ENOMEM, or -errno of pthread_create.
+ * Each worker is named READ_WORKER_NAME and runs READ_WORKER_NICE_ABOVE
+ * nice steps below the calling thread (at most nice 19): the writer, the
+ * scan's critical path, has a core when it wants one. */
+#define READ_WORKER_NAME "agentmeter-read"
+#define READ_WORKER_NICE_ABOVE 10
+
 int read_pool_new(unsigned threads, struct read_pool **ret_pool);
 /* Cancels every job, joins the workers, frees the pool (jobs not freed:
  * their owner frees them). NULL-safe; returns NULL. */

@@ -6,10 +6,12 @@
  * over-long line, malformed lines, a file renamed since the last read, a
  * compressed file); a scan whose jobs are dropped midway (a rediscovery)
  * ends exact; a cancelled job ends with -ECANCELED and drops its units. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -209,6 +211,52 @@ static void test_unit_roundtrip(void)
         row_batch_free(&back);
 }
 
+/* A small /proc file into buf, NUL-terminated: 0 or -1. */
+static int read_file_into(const char *path, char *buf, size_t cap)
+{
+        FILE *f = fopen(path, "r");
+        size_t n;
+
+        if (!f)
+                return -1;
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        return 0;
+}
+
+/* The workers of every pool in this process (threads named
+ * READ_WORKER_NAME): how many, and how many at nice want. */
+static void workers_nice(int want, int *ret_workers, int *ret_at_want)
+{
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *e;
+        int workers = 0, at_want = 0;
+
+        while (d && (e = readdir(d))) {
+                char path[PATH_MAX], comm[64] = "", stat[1024];
+                if (e->d_name[0] == '.')
+                        continue;
+                xsnprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+                if (read_file_into(path, comm, sizeof(comm)) < 0 || strcmp(comm, READ_WORKER_NAME "\n") != 0)
+                        continue;
+                workers++;
+                xsnprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+                /* after "(comm) ": state, then fields 4..19; nice is field 19 */
+                const char *p = read_file_into(path, stat, sizeof(stat)) < 0 ? NULL : strrchr(stat, ')');
+                int field = 2, nice = 0;
+                for (; p && *p && field < 19; p++)
+                        if (*p == ' ')
+                                field++;
+                if (p && field == 19 && sscanf(p, "%d", &nice) == 1 && nice == want)
+                        at_want++;
+        }
+        if (d)
+                closedir(d);
+        *ret_workers = workers;
+        *ret_at_want = at_want;
+}
+
 int main(void)
 {
         char *tmp = tap_tmpdir(), home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], q[PATH_MAX], d1[PATH_MAX],
@@ -381,6 +429,24 @@ int main(void)
                 is_int(read_job_next(j, INT64_MAX, &u), JOB_DONE, "  no unit");
                 is_int(read_job_result(j, NULL, NULL), TAIL_SERIAL, "  TAIL_SERIAL: the writer reads it");
                 read_job_free(j);
+                read_pool_free(pool);
+        }
+        /* workers give way to the writer: READ_WORKER_NICE_ABOVE nice steps below it */
+        {
+                struct read_pool *pool;
+                int base = getpriority(PRIO_PROCESS, 0), want, workers = 0, at_want = 0;
+                want = base + READ_WORKER_NICE_ABOVE < 19 ? base + READ_WORKER_NICE_ABOVE : 19;
+                is_int(read_pool_new(2, &pool), 0, "a pool of two workers");
+                for (int i = 0; i < 500; i++) { /* each sets its own at its start */
+                        workers_nice(want, &workers, &at_want);
+                        if (workers >= 2 && at_want == workers)
+                                break;
+                        usleep(10000);
+                }
+                ok(workers >= 2, "  its threads are named " READ_WORKER_NAME " (%d)", workers);
+                ok(at_want == workers, "  every worker at nice %d, the writer's %d + %d (%d of %d)", want, base,
+                   READ_WORKER_NICE_ABOVE, at_want, workers);
+                is_int(getpriority(PRIO_PROCESS, 0), base, "  the writer's own nice unchanged");
                 read_pool_free(pool);
         }
         close_run(&serial);
