@@ -300,6 +300,25 @@ static struct pool_job *pool_job_free(struct pool_job *pj)
         return NULL;
 }
 
+/* The reconcile walk's stat of s, as a struct stat with what the pool's
+ * check reads (a regular file's identity, size and mtime), once: true when
+ * there was one. */
+static bool walk_stat_take(struct source_rec *s, struct stat *ret_st)
+{
+        if (!s->walk_seen)
+                return false;
+        s->walk_seen = false;
+        *ret_st = (struct stat){
+                .st_dev = (dev_t)s->walk_dev,
+                .st_ino = (ino_t)s->walk_ino,
+                .st_mode = S_IFREG,
+                .st_size = (off_t)s->walk_size,
+                .st_mtim = {.tv_sec = (time_t)(s->walk_mtime_ns / 1000000000LL),
+                            .tv_nsec = (long)(s->walk_mtime_ns % 1000000000LL)},
+        };
+        return true;
+}
+
 /* Whether the pool may read s: a plain line source with nothing kept and
  * not read already, with something to read, whose checkpoint the read
  * would not take from another path (a rename, a sibling: those need the
@@ -314,7 +333,9 @@ static bool pool_eligible(struct ingest *in, struct source_rec *s, struct read_j
                 return false;
         *spec = (struct read_job_spec){.ctx = source_ctx_of(in, s), .verify_all = s->verify,
                                        .limits = TAIL_LIMITS_DEFAULT};
-        if (stat(s->path, &spec->ctx.st) < 0 || !S_ISREG(spec->ctx.st.st_mode))
+        /* the walk's stat when it just saw the file (the worker's open looks again) */
+        if (!walk_stat_take(s, &spec->ctx.st) &&
+            (stat(s->path, &spec->ctx.st) < 0 || !S_ISREG(spec->ctx.st.st_mode)))
                 return false; /* the writer says why */
         r = ledger_get_checkpoint(in->ledger, s->path, &spec->cp);
         if (r == 0) {
@@ -538,6 +559,7 @@ static struct source_rec *next_source(struct ingest *in, int64_t now, struct def
                 if (!in->qhead)
                         in->qtail = NULL;
                 s->queued = false;
+                s->walk_seen = false; /* read_one stats it */
                 if (!(s->last_error && s->retry_at_ms > now))
                         return s;
                 defer_source(in, s, d);

@@ -273,13 +273,21 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         return 0;
 }
 
-static int visit_source(void *u, const struct root *root, const char *path, int kind)
+static int visit_source(void *u, const struct root *root, const char *path, int kind,
+                        const struct stat *st)
 {
         struct ingest *in = u;
         struct source_rec *s;
         int r = add_source(in, root, path, kind, &s);
         if (r < 0)
                 return r;
+        s->walk_seen = st && S_ISREG(st->st_mode);
+        if (s->walk_seen) {
+                s->walk_dev = (uint64_t)st->st_dev;
+                s->walk_ino = (uint64_t)st->st_ino;
+                s->walk_size = (uint64_t)st->st_size;
+                s->walk_mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+        }
         ingest_enqueue(in, s);
         return 0;
 }
@@ -298,6 +306,7 @@ int ingest_reconcile(struct ingest *in)
         for (size_t b = 0; b < in->nbuckets; b++)
                 for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
                         s->seen = false;
+                        s->walk_seen = false; /* this walk's, if it finds it */
                         ingest_enqueue(in, s); /* re-stat every known file */
                 }
         for (size_t i = 0; i < in->roots.n; i++) {
@@ -326,7 +335,7 @@ static int notice_path(struct ingest *in, const char *path, bool is_dir)
                                 return r;
                         relevant = 1;
                 } else if (!is_dir && class_is_source(cls)) {
-                        int r = visit_source(in, root, path, cls);
+                        int r = visit_source(in, root, path, cls, NULL);
                         if (r < 0)
                                 return r;
                         relevant = 1;
@@ -364,6 +373,7 @@ static int queue_known(struct ingest *in, const char *path)
         struct source_rec *s = lookup(in, path);
         if (!s)
                 return 0;
+        s->walk_seen = false; /* changed since the walk saw it */
         /* a database: its writer's commit is published in the -shm (no
          * event) just after the -wal write that woke us, so a read this
          * instant mostly finds it not yet there, and then waits for the

@@ -30,6 +30,13 @@ struct source_rec {
         bool verify;            /* next read checks every consumed byte (rescan) */
         bool busy;              /* being read by a read-pool worker */
         uint8_t quick_looks;    /* TAIL_PUBLISHING reads in a row (PUBLISH_LOOKS_MAX) */
+        /* A regular file as the reconcile's walk found it: the read pool's
+         * check of the source takes this instead of a stat of its own (a
+         * long path's stat was a tenth of a realistic scan's writer), once,
+         * and only while no event came for the source since the walk. */
+        bool walk_seen;
+        uint64_t walk_dev, walk_ino, walk_size;
+        int64_t walk_mtime_ns;
         uint64_t size, offset;  /* as of the last read */
         struct source_counts counts; /* its checkpoint's cumulative counters */
         uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */

@@ -87,7 +87,7 @@ static int walk(const struct root *root, const char *dir, int depth, const struc
                         if (r < 0)
                                 break;
                 } else if (!is_dir && class_is_source(cls) && v->on_source) {
-                        r = v->on_source(v->u, root, path, cls);
+                        r = v->on_source(v->u, root, path, cls, &st);
                         if (r < 0)
                                 break;
                 }

@@ -4,14 +4,17 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "adapter.h"
 
 struct scan_visitor {
         /* a directory inside (or equal to) the root that should be watched */
         int (*on_dir)(void *u, const struct root *root, const char *path, int depth);
-        /* a source file: kind is CLASS_LINES, CLASS_DOCUMENT or CLASS_TABLE */
-        int (*on_source)(void *u, const struct root *root, const char *path, int kind);
+        /* a source file: kind is CLASS_LINES, CLASS_DOCUMENT or CLASS_TABLE;
+         * st is what the walk's stat found there (a symlink's target's) */
+        int (*on_source)(void *u, const struct root *root, const char *path, int kind,
+                         const struct stat *st);
         void *u;
 };
 

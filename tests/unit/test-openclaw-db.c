@@ -843,12 +843,14 @@ struct walk {
         int lines, dbs;
 };
 
-static int on_source(void *u, const struct root *root, const char *path, int kind)
+static int on_source(void *u, const struct root *root, const char *path, int kind,
+                     const struct stat *st)
 {
         struct walk *w = u;
         struct row_batch b = { 0 };
         struct src s;
         (void)root;
+        (void)st;
         if (kind == CLASS_LINES) {
                 w->lines++;
                 ok(read_lines(A, path, &b) == 0, "read %s", strrchr(path, '/') + 1);

@@ -367,12 +367,14 @@ struct found {
         size_t nnames;
 };
 
-static int on_source(void *u, const struct root *root, const char *path, int kind)
+static int on_source(void *u, const struct root *root, const char *path, int kind,
+                     const struct stat *st)
 {
         struct found *fd = u;
         struct row_batch b = { 0 };
         const char *name = strrchr(path, '/') + 1;
         (void)root;
+        (void)st;
         for (size_t i = 0; i < fd->nnames; i++)
                 if (strcmp(fd->names[i], name) == 0)
                         return 0; /* found through two roots (state dir and agent) */

@@ -211,6 +211,20 @@ static void test_unit_roundtrip(void)
         row_batch_free(&back);
 }
 
+/* One assistant call appended to a pi session. */
+static void append_call(const char *path, const char *id, int input, long long ts)
+{
+        FILE *f = fopen(path, "a");
+        if (!f)
+                exit(99);
+        fprintf(f, "{\"type\":\"message\",\"id\":\"%s\",\"timestamp\":\"2026-11-30T12:00:00.000Z\","
+                   "\"message\":{\"role\":\"assistant\",\"content\":[],\"provider\":\"anthropic\","
+                   "\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input\":%d,\"output\":6,\"cacheRead\":0,"
+                   "\"cacheWrite\":0,\"cost\":{\"total\":0.003}},\"timestamp\":%lld}}\n",
+                id, input, ts);
+        fclose(f);
+}
+
 /* A small /proc file into buf, NUL-terminated: 0 or -1. */
 static int read_file_into(const char *path, char *buf, size_t cap)
 {
@@ -392,6 +406,44 @@ int main(void)
         free(b);
         free(c);
         close_run(&dropped);
+
+        /* changed after the walk saw them, with no event (--once): the pool
+         * takes a source by the walk's stat (grown: its job), the worker's
+         * open finds it grown again, replaced, or rewritten shorter */
+        {
+                char tmpf[PATH_MAX];
+                for (int i = 11; i <= 13; i++) {
+                        xsnprintf(p, sizeof(p), "%s/s%02d.jsonl", sdir, i);
+                        append_call(p, "early", i, 1796000990000LL + i);
+                }
+                ingest_reconcile(serial.in);
+                ingest_reconcile(pooled.in);
+                xsnprintf(p, sizeof(p), "%s/s11.jsonl", sdir); /* grown again */
+                append_call(p, "late", 11, 1796001000000LL);
+                xsnprintf(p, sizeof(p), "%s/s12.jsonl", sdir); /* replaced: another inode */
+                pj(tmpf, tmp, "s12-new.jsonl");
+                session(tmpf, "s12-new", 700000, 9, NULL);
+                is_int(rename(tmpf, p), 0, "after both walks: a session replaced by another file");
+                xsnprintf(p, sizeof(p), "%s/s13.jsonl", sdir); /* rewritten in place, shorter */
+                session(p, "s13-new", 800000, 2, NULL);
+                drain(&serial, 64u << 20);
+                drain(&pooled, 64u << 20);
+                char *a2 = ledger_text(serial.l), *b2 = ledger_text(pooled.l);
+                ok(strcmp(a2, b2) == 0, "  one grown, one rewritten shorter: the same ledgers again");
+                ok(pooled.c.rows_added == serial.c.rows_added && pooled.c.resets == serial.c.resets &&
+                   pooled.c.resets >= 2,
+                   "  the same rows (%llu) and files started over (%llu) in both",
+                   (unsigned long long)pooled.c.rows_added, (unsigned long long)pooled.c.resets);
+                xsnprintf(p, sizeof(p), "%s/s12.jsonl", sdir);
+                struct stat sb;
+                stat(p, &sb);
+                char want[PATH_MAX + 64];
+                xsnprintf(want, sizeof(want), "cp %s off %llu size %llu", p, (unsigned long long)sb.st_size,
+                          (unsigned long long)sb.st_size);
+                ok(strstr(b2, want) != NULL, "  the replaced file read to its end in the pooled run");
+                free(a2);
+                free(b2);
+        }
 
         /* a job cancelled after its first unit */
         {
