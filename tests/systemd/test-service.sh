@@ -126,6 +126,21 @@ check "enabled" "[ \"\$(AS systemctl --user is-enabled agentmeterd.service)\" = 
 dcheck "active (running)" "poll 10 '[ \"\$(prop SubState)\" = running ]'; prop ActiveState; prop SubState; [ \"\$(prop SubState)\" = running ]"
 dcheck "StatusText set" "poll 5 '[ -n \"\$(prop StatusText)\" ]'; prop StatusText; [ -n \"\$(prop StatusText)\" ]"
 echo "# StatusText: $(prop StatusText)"
+# nice (field 19 of /proc/PID/task/TID/stat; the comm has no blank) of the
+# daemon's main thread, then of each thread named agentmeter-read
+worker_nice() {
+	local pid t; pid=$(prop MainPID)
+	awk '{print "main", $19}' "/proc/$pid/stat"
+	for t in /proc/"$pid"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = agentmeter-read ] && awk '{print "worker", $19}' "$t/stat"
+	done
+}
+nice_ok() {
+	worker_nice > "$WORK/nice.out"; cat "$WORK/nice.out"
+	awk '$1 == "main" { m = $2 } $1 == "worker" { n++; w = m + 10 > 19 ? 19 : m + 10; if ($2 != w) bad++ }
+	     END { exit !(n >= 1 && !bad) }' "$WORK/nice.out"
+}
+dcheck "its read workers (agentmeter-read) run 10 nice steps below it, in the sandbox" "poll 5 nice_ok; nice_ok"
 SOCK=$XDG_RUNTIME_DIR/agentmeterd/control.sock
 dcheck "control socket in RUNTIME_DIRECTORY, mode 0600, owned by the user" \
 	"[ -S '$SOCK' ] && [ \"\$(stat -c '%a %u' '$SOCK')\" = '600 $U' ]"
