@@ -313,8 +313,7 @@ static bool walk_stat_take(struct source_rec *s, struct stat *ret_st)
                 .st_ino = (ino_t)s->walk_ino,
                 .st_mode = S_IFREG,
                 .st_size = (off_t)s->walk_size,
-                .st_mtim = {.tv_sec = (time_t)(s->walk_mtime_ns / 1000000000LL),
-                            .tv_nsec = (long)(s->walk_mtime_ns % 1000000000LL)},
+                .st_mtim = s->walk_mtim,
         };
         return true;
 }

@@ -286,7 +286,7 @@ static int visit_source(void *u, const struct root *root, const char *path, int 
                 s->walk_dev = (uint64_t)st->st_dev;
                 s->walk_ino = (uint64_t)st->st_ino;
                 s->walk_size = (uint64_t)st->st_size;
-                s->walk_mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+                s->walk_mtim = st->st_mtim;
         }
         ingest_enqueue(in, s);
         return 0;

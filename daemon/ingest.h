@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "adapter.h"
 #include "ledger.h"
@@ -36,7 +37,7 @@ struct source_rec {
          * and only while no event came for the source since the walk. */
         bool walk_seen;
         uint64_t walk_dev, walk_ino, walk_size;
-        int64_t walk_mtime_ns;
+        struct timespec walk_mtim;
         uint64_t size, offset;  /* as of the last read */
         struct source_counts counts; /* its checkpoint's cumulative counters */
         uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */

@@ -225,20 +225,6 @@ static void append_call(const char *path, const char *id, int input, long long t
         fclose(f);
 }
 
-/* A small /proc file into buf, NUL-terminated: 0 or -1. */
-static int read_file_into(const char *path, char *buf, size_t cap)
-{
-        FILE *f = fopen(path, "r");
-        size_t n;
-
-        if (!f)
-                return -1;
-        n = fread(buf, 1, cap - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        return 0;
-}
-
 /* The workers of every pool in this process (threads named
  * READ_WORKER_NAME): how many, and how many at nice want. */
 static void workers_nice(int want, int *ret_workers, int *ret_at_want)
@@ -248,22 +234,27 @@ static void workers_nice(int want, int *ret_workers, int *ret_at_want)
         int workers = 0, at_want = 0;
 
         while (d && (e = readdir(d))) {
-                char path[PATH_MAX], comm[64] = "", stat[1024];
+                char path[PATH_MAX];
                 if (e->d_name[0] == '.')
                         continue;
                 xsnprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-                if (read_file_into(path, comm, sizeof(comm)) < 0 || strcmp(comm, READ_WORKER_NAME "\n") != 0)
+                char *comm = slurp(path, NULL);
+                bool ours = comm && strcmp(comm, READ_WORKER_NAME "\n") == 0;
+                free(comm);
+                if (!ours)
                         continue;
                 workers++;
                 xsnprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
                 /* after "(comm) ": state, then fields 4..19; nice is field 19 */
-                const char *p = read_file_into(path, stat, sizeof(stat)) < 0 ? NULL : strrchr(stat, ')');
+                char *stat = slurp(path, NULL);
+                const char *p = stat ? strrchr(stat, ')') : NULL;
                 int field = 2, nice = 0;
                 for (; p && *p && field < 19; p++)
                         if (*p == ' ')
                                 field++;
                 if (p && field == 19 && sscanf(p, "%d", &nice) == 1 && nice == want)
                         at_want++;
+                free(stat);
         }
         if (d)
                 closedir(d);
