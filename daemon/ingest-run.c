@@ -578,8 +578,10 @@ static bool pool_room(const struct ingest *in)
 
 /* Hands the pool what it may read from the queue's head on, in order, while
  * it has room; stops at the first source it may not read (which then waits
- * for the jobs before it). */
-static void pool_fill(struct ingest *in, int64_t now, struct deferred *d)
+ * for the jobs before it): false then, true when the pool is full or the
+ * queue empty. A source in its backoff is moved to d, or, without d, also
+ * stops the fill. */
+static bool pool_fill(struct ingest *in, int64_t now, struct deferred *d)
 {
         struct read_job_spec spec;
 
@@ -587,8 +589,10 @@ static void pool_fill(struct ingest *in, int64_t now, struct deferred *d)
                (in->jobs_head || in->qhead->qnext)) { /* a scan: more than one queued */
                 struct source_rec *s = in->qhead;
                 bool backoff = s->last_error && s->retry_at_ms > now;
+                if (backoff && !d)
+                        return false;
                 if (!backoff && (!pool_eligible(in, s, &spec) || pool_submit(in, s, &spec) < 0))
-                        return;
+                        return false;
                 in->qhead = s->qnext;
                 if (!in->qhead)
                         in->qtail = NULL;
@@ -596,6 +600,12 @@ static void pool_fill(struct ingest *in, int64_t now, struct deferred *d)
                 if (backoff)
                         defer_source(in, s, d);
         }
+        return true;
+}
+
+bool ingest_feed_pool(struct ingest *in)
+{
+        return pool_fill(in, timefmt_now_ms(), NULL);
 }
 
 int ingest_run(struct ingest *in, uint64_t budget_bytes)

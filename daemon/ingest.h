@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -75,7 +76,10 @@ const struct root_list *ingest_roots(const struct ingest *in);
 bool ingest_root_exists(const struct ingest *in, size_t i);
 
 /* Scans every root, adds new sources, queues every known source (a full
- * reconcile: re-stat everything, read what changed). */
+ * reconcile: re-stat everything, read what changed). With read threads,
+ * the sources the walk queues are handed to them as it finds them, in
+ * queue order, while the pool has room and until the queue's head is one
+ * they may not read: ingest_run commits what they read. */
 int ingest_reconcile(struct ingest *in);
 
 /* Queues every known source for a read that checks every byte already
@@ -107,6 +111,9 @@ void ingest_set_slice_ms(struct ingest *in, int64_t ms);
  * negative errno. */
 int ingest_path_event(struct ingest *in, const char *path, bool is_dir, bool content_changed);
 bool ingest_pending(const struct ingest *in);
+/* Sources handed to the read threads whose reads ingest_run has not yet
+ * finished committing. */
+size_t ingest_read_jobs(const struct ingest *in);
 
 /* A source that failed is not read again for a while; when an event or a
  * reconcile queued it meanwhile, ingest_run leaves it out and notes when

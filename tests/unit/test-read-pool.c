@@ -262,6 +262,44 @@ static void workers_nice(int want, int *ret_workers, int *ret_at_want)
         *ret_at_want = at_want;
 }
 
+/* A walk that finds new sessions behind a source in its backoff (a FIFO
+ * named like a session: it cannot be read) at the queue's head: nothing is
+ * handed out behind it, the FIFO waits for its retry and the sessions are
+ * read by the drain. */
+static void test_backoff_at_head(const char *tmp)
+{
+        char home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], dir[PATH_MAX];
+        struct fenv fe = {0};
+        struct discover_env env = fenv_env(&fe);
+        struct run r = {0};
+        int want = 0;
+
+        pj(home, tmp, "home-fifo");
+        fenv_set(&fe, "HOME", home);
+        xsnprintf(sdir, sizeof(sdir), "%s/.pi/agent/sessions/--f--", home);
+        mkdir_p(sdir);
+        xsnprintf(p, sizeof(p), "%s/a-fifo.jsonl", sdir);
+        if (mkfifo(p, 0600) < 0)
+                exit(99);
+        pj(dir, tmp, "fifo");
+        open_run(&r, dir, &env, 2);
+        ingest_reconcile(r.in);
+        drain(&r, 64u << 20);
+        for (int i = 0; i < 6; i++) {
+                char id[32];
+                xsnprintf(id, sizeof(id), "b%02d", i);
+                xsnprintf(p, sizeof(p), "%s/%s.jsonl", sdir, id);
+                session(p, id, 500000 + i * 1000, 10 + i, NULL);
+                want += 10 + i;
+        }
+        ingest_reconcile(r.in);
+        is_int((int)ingest_read_jobs(r.in), 0, "a walk behind a source in its backoff hands the workers nothing");
+        drain(&r, 64u << 20);
+        is_int((int)r.c.rows_added, want, "  the drain reads the new sessions all the same");
+        ok(ingest_retry_due(r.in) > 0, "  and leaves the FIFO (it failed) for its retry");
+        close_run(&r);
+}
+
 int main(void)
 {
         char *tmp = tap_tmpdir(), home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], q[PATH_MAX], d1[PATH_MAX],
@@ -312,8 +350,13 @@ int main(void)
         open_run(&pooled, d2, &env, 2);
         ingest_reconcile(serial.in);
         ingest_reconcile(pooled.in);
+        /* the workers read what the walk finds while it goes on */
+        size_t walk_jobs = ingest_read_jobs(pooled.in);
+        ok(walk_jobs > 0 && ingest_read_jobs(serial.in) == 0,
+           "the walk handed the workers sources as it found them (%zu jobs before the first run)", walk_jobs);
         drain(&serial, 64u << 20);
         drain(&pooled, 64u << 20);
+        is_int((int)ingest_read_jobs(pooled.in), 0, "  all of them committed by the drain");
         char *a = ledger_text(serial.l), *b = ledger_text(pooled.l);
         ok(strlen(a) > 1000, "the serial scan filled its ledger (%zu bytes of text)", strlen(a));
         ok(strcmp(a, b) == 0, "the pooled scan left the same rows, sessions, calls and checkpoints");
@@ -397,6 +440,7 @@ int main(void)
         free(b);
         free(c);
         close_run(&dropped);
+        test_backoff_at_head(tmp);
 
         /* changed after the walk saw them, with no event (--once): the pool
          * takes a source by the walk's stat (grown: its job), the worker's
