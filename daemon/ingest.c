@@ -312,8 +312,9 @@ int ingest_reconcile(struct ingest *in)
                         ingest_enqueue(in, s); /* re-stat every known file */
                 }
         /* the workers read what the walk finds while it goes on (a first
-         * scan's walk of 6,500 files took 33 ms of idle workers) */
-        in->walk_feeds = in->pool != NULL;
+         * scan's walk of 6,500 files took 33 ms of idle workers); not while
+         * the ledger refuses commits (reading is paused then) */
+        in->walk_feeds = in->pool != NULL && !in->ledger_error;
         for (size_t i = 0; i < in->roots.n; i++) {
                 int r = scan_root(&in->roots.v[i], &v);
                 if (r < 0) {
