@@ -47,6 +47,10 @@ struct ingest {
         bool walk_feeds;        /* the reconcile walk hands the pool sources as it finds them */
         struct read_pool *pool; /* workers for scans of many sources (NULL: none) */
         void (*drop_jobs)(struct ingest *in); /* ingest_drop_jobs, set with the pool */
+        /* hands the pool what is queued while it has room (as ingest_run
+         * does): false once the head is a source it may not take (that one,
+         * and all behind it, wait for ingest_run); set with the pool */
+        bool (*feed_pool)(struct ingest *in);
         struct pool_job *jobs_head, *jobs_tail; /* handed to the pool, oldest first */
         size_t n_jobs;
         uint64_t jobs_ahead; /* new bytes of the jobs handed out (ingest-run.c) */
@@ -74,7 +78,3 @@ static inline struct source_counts source_counts_of(const struct checkpoint *cp)
 /* Cancels and frees the jobs in the pool (their sources are read again
  * from their checkpoints). */
 void ingest_drop_jobs(struct ingest *in);
-/* Hands the read pool what is queued, from the head on, while it has room
- * (as ingest_run does): false once the head is a source it may not take
- * (that one, and all behind it, wait for ingest_run). */
-bool ingest_feed_pool(struct ingest *in);

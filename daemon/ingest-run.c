@@ -520,11 +520,14 @@ static int pool_step(struct ingest *in, int64_t deadline, uint64_t *io_budget_le
         return JOB_DONE;
 }
 
+static bool feed_pool(struct ingest *in);
+
 int ingest_set_read_threads(struct ingest *in, unsigned threads)
 {
         ingest_drop_jobs(in);
         in->pool = read_pool_free(in->pool);
         in->drop_jobs = ingest_drop_jobs; /* for the table half (ingest.c) */
+        in->feed_pool = feed_pool;
         if (threads == 0)
                 return 0;
         return read_pool_new(threads, &in->pool);
@@ -603,7 +606,9 @@ static bool pool_fill(struct ingest *in, int64_t now, struct deferred *d)
         return true;
 }
 
-bool ingest_feed_pool(struct ingest *in)
+/* in->feed_pool, for the reconcile walk (ingest.c): a source in its
+ * backoff stops the fill there (no deferred list outside ingest_run). */
+static bool feed_pool(struct ingest *in)
 {
         return pool_fill(in, timefmt_now_ms(), NULL);
 }

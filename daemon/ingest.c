@@ -289,7 +289,7 @@ static int visit_source(void *u, const struct root *root, const char *path, int 
                 s->walk_mtim = st->st_mtim;
         }
         ingest_enqueue(in, s);
-        if (in->walk_feeds && !ingest_feed_pool(in))
+        if (in->walk_feeds && !in->feed_pool(in))
                 in->walk_feeds = false; /* the rest waits for ingest_run */
         return 0;
 }
@@ -314,7 +314,7 @@ int ingest_reconcile(struct ingest *in)
         /* the workers read what the walk finds while it goes on (a first
          * scan's walk of 6,500 files took 33 ms of idle workers); not while
          * the ledger refuses commits (reading is paused then) */
-        in->walk_feeds = in->pool != NULL && !in->ledger_error;
+        in->walk_feeds = in->pool && in->feed_pool && !in->ledger_error;
         for (size_t i = 0; i < in->roots.n; i++) {
                 int r = scan_root(&in->roots.v[i], &v);
                 if (r < 0) {
