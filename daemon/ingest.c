@@ -315,15 +315,11 @@ int ingest_reconcile(struct ingest *in)
          * scan's walk of 6,500 files took 33 ms of idle workers); not while
          * the ledger refuses commits (reading is paused then) */
         in->walk_feeds = in->pool && in->feed_pool && !in->ledger_error;
-        for (size_t i = 0; i < in->roots.n; i++) {
-                int r = scan_root(&in->roots.v[i], &v);
-                if (r < 0) {
-                        in->walk_feeds = false;
-                        return r;
-                }
-        }
+        int r = 0;
+        for (size_t i = 0; i < in->roots.n && r >= 0; i++)
+                r = scan_root(&in->roots.v[i], &v);
         in->walk_feeds = false;
-        return 0;
+        return r; /* scan_root: 0 or a visitor's negative errno */
 }
 
 /* A path that may be new: a directory under a root is scanned, a file
