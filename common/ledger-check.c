@@ -458,7 +458,8 @@ void ledger_mark_created(const char *dir)
                 return;
         n = snprintf(buf, sizeof(buf), "agentmeterd ledger created or first checked at %lld\n",
                      (long long)time(NULL));
-        if (write(fd, buf, (size_t)n) == n)
-                (void)fsync(fd);
+        /* no fsync of its own: it is made only once the ledger is on disk,
+         * so wherever it survives a crash the ledger did too */
+        (void)!write(fd, buf, (size_t)n);
         close(fd);
 }

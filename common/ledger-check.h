@@ -30,5 +30,5 @@ int ledger_check_file(const char *path, char *why, size_t cap);
  * what is wrong and what to do. */
 int ledger_precheck(const char *dir, const char *path, bool rdonly, char *err, size_t cap);
 bool ledger_marker_exists(const char *dir);
-/* Writes dir/LEDGER_MARKER once (call after a sync of the ledger). */
+/* Writes dir/LEDGER_MARKER once (ledger_sync does, after its first sync). */
 void ledger_mark_created(const char *dir);

@@ -35,6 +35,7 @@ struct ledger {
         MDB_env *env;
         MDB_dbi dbi[DB_COUNT];
         bool rdonly;
+        bool marked;   /* the state directory's marker is there (ledger_sync makes it) */
         bool map_full; /* the current write attempt hit MDB_MAP_FULL */
         MDB_txn *group; /* open group commit (ledger-txn.c), else NULL */
         /* the open write txn's cursors for appends to DB_ROWS and DB_CALLS

@@ -112,7 +112,9 @@ int main(void)
         /* ---- a real ledger, grown over many commits, always valid */
         r = ledger_open(dir, 0, &l);
         is_int(r, 0, "fresh ledger opens");
-        ok(access(marker, F_OK) == 0, "the marker %s is written when the ledger is made", LEDGER_MARKER);
+        ok(access(marker, F_OK) != 0, "no marker %s before the new ledger's first sync", LEDGER_MARKER);
+        is_int(ledger_sync(l), 0, "the first sync");
+        ok(access(marker, F_OK) == 0, "the marker %s is written by the first sync", LEDGER_MARKER);
         ok(build(l, 0, 3000) == 0, "3,000 rows in 30 commits");
         is_int(ledger_check_file(lpath, why, sizeof(why)), 0, "valid after 30 commits");
         if (why[0])
@@ -227,17 +229,18 @@ int main(void)
                        "without the marker, read-only finds no ledger (as before)");
                 r = ledger_open(copy_dir, 0, &l);
                 is_int(r, 0, "without the marker a new ledger starts (the user chose to)");
-                ok(access(cm, F_OK) == 0, "... and gets its marker");
+                ok(access(cm, F_OK) != 0 && ledger_sync(l) == 0 && access(cm, F_OK) == 0,
+                   "... and gets its marker at its first sync");
                 ledger_foreach_row(l, count_rows_cb, &rows);
                 is_int(rows, 0, "... empty");
                 l = ledger_close(l);
         }
 
-        /* ---- a ledger made before markers existed gets one on open */
+        /* ---- a ledger made before markers existed gets one at its first sync */
         unlink(marker);
         r = ledger_open(dir, 0, &l);
         is_int(r, 0, "an existing ledger without a marker opens");
-        ok(access(marker, F_OK) == 0, "... and the marker is written");
+        ok(ledger_sync(l) == 0 && access(marker, F_OK) == 0, "... and the marker is written by its first sync");
         rows = 0;
         ledger_foreach_row(l, count_rows_cb, &rows);
         is_int(rows, 4000, "... with all its rows");
