@@ -130,7 +130,13 @@ static int commit(struct reader *rd)
         struct checkpoint saved = *cp;
         int r;
 
-        if (fstat(rd->fd, &rd->st) == 0) {
+        /* The size and mtime recorded are the open's while nothing past
+         * that size was read: a stat older than every byte read can only
+         * make a later look read or verify again, never miss a change
+         * (one made between the read and a fresher stat would be missed).
+         * Past it (the file grew meanwhile), or compressed, a fresh one. */
+        bool fresh = rd->z || rd->buf_off + rd->len > (uint64_t)rd->st.st_size;
+        if (!fresh || fstat(rd->fd, &rd->st) == 0) {
                 /* a compressed source's size is recorded once it has been
                  * decoded to its end: "same size and mtime" then means
                  * nothing left to read */
@@ -225,6 +231,36 @@ static bool may_yield(const struct reader *rd, uint64_t start_offset)
         return rd->cp.offset > start_offset || (rd->t->keep && (rd->z || rd->skipping));
 }
 
+/* A worker's read of a file from 0 (new to the ledger, or started over)
+ * reads its first chunk before anything else, and takes the head from it:
+ * one pread a file instead of two (a 1 KB head, then the chunk). The chunk
+ * is what read_lines' first read would have asked for; it is used only if
+ * the read does start at 0 (first_n, else dropped). A file that is not
+ * plain lines after all (zstd) has cost one chunk read more. */
+static int read_first(struct reader *rd, uint64_t budget)
+{
+        size_t k;
+        int r;
+
+        if (rd->cap == 0 && (r = grow(rd)) < 0)
+                return r;
+        size_t want = rd->cap;
+        uint64_t ask = budget > READ_MIN ? budget : READ_MIN;
+        if (ask < want)
+                want = (size_t)ask;
+        r = reader_pread_some(rd, rd->buf, want, 0, &k);
+        if (r < 0)
+                return r;
+        if (k < HEAD_MAX && k < (uint64_t)rd->st.st_size)
+                return 0; /* short of the head: reader_head reads it */
+        rd->head_n = k < HEAD_MAX ? k : HEAD_MAX;
+        memcpy(rd->head, rd->buf, rd->head_n);
+        rd->head_read = true;
+        rd->first_n = k;
+        rd->first_want = want;
+        return 0;
+}
+
 /* Reads from buf_off + len on (buf holds [buf_off, buf_off + len) already:
  * a kept partial line). */
 static int read_lines(struct reader *rd, uint64_t *io_budget)
@@ -261,9 +297,15 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                 uint64_t ask = *io_budget > READ_MIN ? *io_budget : READ_MIN;
                 if (ask < want)
                         want = (size_t)ask;
-                r = reader_pread_some(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
-                if (r < 0)
-                        return r;
+                if (rd->first_n && rd->buf_off == 0 && rd->len == 0 && !rd->skipping) {
+                        k = rd->first_n; /* read with the head: buf[0, k) */
+                        want = rd->first_want;
+                } else {
+                        r = reader_pread_some(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
+                        if (r < 0)
+                                return r;
+                }
+                rd->first_n = 0;
                 if (k == 0) {
                         rd->at_end = true;
                         break;
@@ -608,6 +650,8 @@ int tail_lines(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
         r = reader_open(&rd);
         if (r < 0)
                 return r;
+        if (t->defer && (!t->given_cp || t->given_cp->offset == 0) && (r = read_first(&rd, budget)) < 0)
+                goto finish;
         r = is_compressed(&rd, &compressed);
         if (r < 0)
                 goto finish;

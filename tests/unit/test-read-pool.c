@@ -300,6 +300,59 @@ static void test_backoff_at_head(const char *tmp)
         close_run(&r);
 }
 
+/* The process's read system calls so far (/proc/self/io: every thread's). */
+static unsigned long long read_calls(void)
+{
+        char *t = slurp("/proc/self/io", NULL);
+        const char *k = t ? strstr(t, "syscr: ") : NULL;
+        unsigned long long n = k ? strtoull(k + 7, NULL, 10) : 0;
+        free(t);
+        return n;
+}
+
+/* A worker reads a new file's head with its first chunk: one read a file
+ * of less than a chunk (it was two: a 1 KB head, then the chunk). An empty
+ * file and one whose first line is longer than the head are among them. */
+static void test_one_read_per_file(const char *tmp)
+{
+        char home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], dir[PATH_MAX];
+        struct fenv fe = {0};
+        struct discover_env env = fenv_env(&fe);
+        struct run r = {0};
+        const int files = 30;
+        int want = 0;
+
+        pj(home, tmp, "home-reads");
+        fenv_set(&fe, "HOME", home);
+        xsnprintf(sdir, sizeof(sdir), "%s/.pi/agent/sessions/--r--", home);
+        mkdir_p(sdir);
+        for (int i = 0; i < files - 1; i++) {
+                char id[1600];
+                if (i == 3) { /* a header line of 1.6 KB: longer than the head */
+                        memset(id, 'h', sizeof(id) - 1);
+                        id[sizeof(id) - 1] = 0;
+                } else {
+                        xsnprintf(id, sizeof(id), "r%02d", i);
+                }
+                xsnprintf(p, sizeof(p), "%s/r%02d.jsonl", sdir, i);
+                session(p, id, 700000 + i * 1000, 20 + i, NULL);
+                want += 20 + i;
+        }
+        xsnprintf(p, sizeof(p), "%s/empty.jsonl", sdir);
+        write_bytes(p, "", 0);
+        pj(dir, tmp, "reads");
+        open_run(&r, dir, &env, 2);
+        unsigned long long before = read_calls();
+        ingest_reconcile(r.in);
+        drain(&r, 64u << 20);
+        unsigned long long reads = read_calls() - before;
+        ok((int)r.c.rows_added == want, "%d new sessions read by the pool: every row (%d)", files, want);
+        /* two a file before (64 here); the rest is /proc/self/io's own */
+        ok(reads < (unsigned long long)files * 3 / 2, "  in about one read a file: %llu reads for %d files",
+           reads, files);
+        close_run(&r);
+}
+
 int main(void)
 {
         char *tmp = tap_tmpdir(), home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], q[PATH_MAX], d1[PATH_MAX],
@@ -441,6 +494,7 @@ int main(void)
         free(c);
         close_run(&dropped);
         test_backoff_at_head(tmp);
+        test_one_read_per_file(tmp);
 
         /* changed after the walk saw them, with no event (--once): the pool
          * takes a source by the walk's stat (grown: its job), the worker's
