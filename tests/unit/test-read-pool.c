@@ -313,14 +313,16 @@ static void test_backoff_at_head(const char *tmp)
         close_run(&r);
 }
 
-/* The process's read system calls so far (/proc/self/io: every thread's). */
-static unsigned long long read_calls(void)
+/* The process's read system calls so far (/proc/self/io: every thread's);
+ * false where the kernel keeps no such count. */
+static bool read_calls(unsigned long long *ret_n)
 {
         char *t = slurp("/proc/self/io", NULL);
         const char *k = t ? strstr(t, "syscr: ") : NULL;
-        unsigned long long n = k ? strtoull(k + 7, NULL, 10) : 0;
+        if (k)
+                *ret_n = strtoull(k + 7, NULL, 10);
         free(t);
-        return n;
+        return k != NULL;
 }
 
 /* A worker reads a new file's head with its first chunk: one read a file
@@ -355,14 +357,18 @@ static void test_one_read_per_file(const char *tmp)
         write_bytes(p, "", 0);
         pj(dir, tmp, "reads");
         open_run(&r, dir, &env, 2);
-        unsigned long long before = read_calls();
+        unsigned long long before = 0, after = 0;
+        bool counted = read_calls(&before);
         ingest_reconcile(r.in);
         drain(&r, 64u << 20);
-        unsigned long long reads = read_calls() - before;
+        counted = counted && read_calls(&after);
         ok((int)r.c.rows_added == want, "%d new sessions read by the pool: every row (%d)", files, want);
         /* two a file before (64 here); the rest is /proc/self/io's own */
-        ok(reads < (unsigned long long)files * 3 / 2, "  in about one read a file: %llu reads for %d files",
-           reads, files);
+        if (counted)
+                ok(after - before < (unsigned long long)files * 3 / 2,
+                   "  in about one read a file: %llu reads for %d files", after - before, files);
+        else
+                tap_ok(1, "# SKIP no read count in /proc/self/io (task I/O accounting off)");
         close_run(&r);
 }
 
