@@ -231,12 +231,22 @@ static bool may_yield(const struct reader *rd, uint64_t start_offset)
         return rd->cp.offset > start_offset || (rd->t->keep && (rd->z || rd->skipping));
 }
 
+/* How much the next read asks for: what buf has room for, at most what
+ * the slice has left (at least READ_MIN): a decoder's output counts like
+ * bytes read. */
+static size_t read_size(const struct reader *rd, uint64_t budget)
+{
+        size_t want = rd->cap - rd->len;
+        uint64_t ask = budget > READ_MIN ? budget : READ_MIN;
+        return ask < want ? (size_t)ask : want;
+}
+
 /* A worker's read of a file from 0 (new to the ledger, or started over)
  * reads its first chunk before anything else, and takes the head from it:
  * one pread a file instead of two (a 1 KB head, then the chunk). The chunk
- * is what read_lines' first read would have asked for; it is used only if
- * the read does start at 0 (first_n, else dropped). A file that is not
- * plain lines after all (zstd) has cost one chunk read more. */
+ * is what read_lines' first read would have asked for (read_size); it is
+ * used only if the read does start at 0 (first_n, else dropped). A file
+ * that is not plain lines after all (zstd) has cost one chunk read more. */
 static int read_first(struct reader *rd, uint64_t budget)
 {
         size_t k;
@@ -244,11 +254,7 @@ static int read_first(struct reader *rd, uint64_t budget)
 
         if (rd->cap == 0 && (r = grow(rd)) < 0)
                 return r;
-        size_t want = rd->cap;
-        uint64_t ask = budget > READ_MIN ? budget : READ_MIN;
-        if (ask < want)
-                want = (size_t)ask;
-        r = reader_pread_some(rd, rd->buf, want, 0, &k);
+        r = reader_pread_some(rd, rd->buf, read_size(rd, budget), 0, &k);
         if (r < 0)
                 return r;
         if (k < HEAD_MAX && k < (uint64_t)rd->st.st_size)
@@ -257,7 +263,6 @@ static int read_first(struct reader *rd, uint64_t budget)
         memcpy(rd->head, rd->buf, rd->head_n);
         rd->head_read = true;
         rd->first_n = k;
-        rd->first_want = want;
         return 0;
 }
 
@@ -291,15 +296,11 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                                 rd->len = 0;
                         }
                 }
-                /* at most what the slice has left (at least READ_MIN): a
-                 * decoder's output counts like bytes read */
-                size_t k, want = rd->cap - rd->len;
-                uint64_t ask = *io_budget > READ_MIN ? *io_budget : READ_MIN;
-                if (ask < want)
-                        want = (size_t)ask;
+                size_t k, want = read_size(rd, *io_budget);
                 if (rd->first_n && rd->buf_off == 0 && rd->len == 0 && !rd->skipping) {
-                        k = rd->first_n; /* read with the head: buf[0, k) */
-                        want = rd->first_want;
+                        /* read with the head: buf[0, k), asked for with the
+                         * same room and budget (nothing read or spent since) */
+                        k = rd->first_n;
                 } else {
                         r = reader_pread_some(rd, rd->buf + rd->len, want, rd->buf_off + rd->len, &k);
                         if (r < 0)

@@ -47,8 +47,8 @@ struct reader {
         char head[HEAD_MAX];    /* the file's first bytes (not decoded), read once */
         size_t head_n;
         bool head_read;
-        size_t first_n, first_want; /* buf[0, first_n): the first read of a plain
-                                     * file from 0, made with the head's (tail-lines.c) */
+        size_t first_n;         /* buf[0, first_n): the first read of a plain file
+                                 * from 0, made with the head's (tail-lines.c) */
 };
 
 static inline int64_t mtime_ns(const struct stat *st)
