@@ -43,7 +43,8 @@ struct ingest {
         uint64_t group_rows;    /* rows per group commit */
         int64_t slice_ms;       /* ingest_run returns after this long (0: no limit) */
         size_t n_gone;          /* records marked gone: sweep_gone has work */
-        bool in_group;          /* ingest_run holds a group commit open */
+        bool in_group;          /* ingest_run (or the walk's commits) holds a group commit open */
+        uint64_t group_from_rows, group_from_commits; /* rows and commits seen when it began */
         bool walk_feeds;        /* the reconcile walk hands the pool sources as it finds them */
         struct read_pool *pool; /* workers for scans of many sources (NULL: none) */
         void (*drop_jobs)(struct ingest *in); /* ingest_drop_jobs, set with the pool */
@@ -51,6 +52,9 @@ struct ingest {
          * does): false once the head is a source it may not take (that one,
          * and all behind it, wait for ingest_run); set with the pool */
         bool (*feed_pool)(struct ingest *in);
+        /* the end of a walk that fed the pool: the group of the units it
+         * committed meanwhile is committed; set with the pool */
+        void (*walk_over)(struct ingest *in);
         struct pool_job *jobs_head, *jobs_tail; /* handed to the pool, oldest first */
         size_t n_jobs;
         uint64_t jobs_ahead; /* new bytes of the jobs handed out (ingest-run.c) */

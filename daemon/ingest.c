@@ -312,13 +312,16 @@ int ingest_reconcile(struct ingest *in)
                         ingest_enqueue(in, s); /* re-stat every known file */
                 }
         /* the workers read what the walk finds while it goes on (a first
-         * scan's walk of 6,500 files took 33 ms of idle workers); not while
-         * the ledger refuses commits (reading is paused then) */
+         * scan's walk of 6,500 files took 33 ms of idle workers), and the
+         * walk commits their units as they are ready; not while the ledger
+         * refuses commits (reading is paused then) */
         in->walk_feeds = in->pool && in->feed_pool && !in->ledger_error;
         int r = 0;
         for (size_t i = 0; i < in->roots.n && r >= 0; i++)
                 r = scan_root(&in->roots.v[i], &v);
         in->walk_feeds = false;
+        if (in->walk_over)
+                in->walk_over(in);
         return r; /* scan_root: 0 or a visitor's negative errno */
 }
 

@@ -79,7 +79,8 @@ bool ingest_root_exists(const struct ingest *in, size_t i);
  * reconcile: re-stat everything, read what changed). With read threads,
  * the sources the walk queues are handed to them as it finds them, in
  * queue order, while the pool has room and until the queue's head is one
- * they may not read: ingest_run commits what they read. */
+ * they may not read; the walk commits the units they have ready as it goes
+ * (in a group committed at its end), ingest_run the rest. */
 int ingest_reconcile(struct ingest *in);
 
 /* Queues every known source for a read that checks every byte already

@@ -288,6 +288,14 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
         return step;
 }
 
+bool read_job_ready(struct read_job *j)
+{
+        pthread_mutex_lock(&j->pool->mu);
+        bool ready = j->head || j->done;
+        pthread_mutex_unlock(&j->pool->mu);
+        return ready;
+}
+
 int read_job_result(const struct read_job *j, struct tail_outcome *ret_outcome,
                     struct tail_counters *ret_counters)
 {

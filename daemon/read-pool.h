@@ -51,6 +51,8 @@ enum read_job_step {
 /* The job's next unit or its end, waiting until deadline_ms (monotonic ms,
  * timefmt_mono_ms; INT64_MAX: no bound). */
 int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **ret_unit);
+/* Whether read_job_next would return at once (a unit queued, or the end). */
+bool read_job_ready(struct read_job *j);
 /* After JOB_DONE: what tail_source returned (-ECANCELED when cancelled),
  * its outcome (counts without the rows of its units: the writer knows
  * those) and the counters it kept (resets). */
