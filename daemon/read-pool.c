@@ -1,6 +1,9 @@
 /* The read pool (read-pool.h): one mutex for the pool and its jobs (units
  * are coarse: a few hundred rows or megabytes each), a condition variable
  * for the workers' new jobs and free space, one for the writer's waits.
+ * Waiters are woken after the mutex is let go: a thread woken while it is
+ * held (the writer, whose priority preempts the worker that woke it) only
+ * sleeps again on the mutex, two context switches more each time.
  * A worker wakes the writer only when it waits for that very job: a wake-up
  * costs a system call and a context switch each, and the writer takes jobs
  * in order, so units of the jobs behind the one it waits for can wait. */
@@ -66,9 +69,10 @@ static int defer_unit(void *u, struct commit_unit *unit)
                 j->head = unit;
         j->tail = unit;
         j->n_units++;
-        if (p->awaited == j)
-                pthread_cond_signal(&p->ready);
+        bool wake = p->awaited == j;
         pthread_mutex_unlock(&p->mu);
+        if (wake) /* after the unlock: woken first, the writer would wait for the mutex */
+                pthread_cond_signal(&p->ready);
         return 0;
 }
 
@@ -88,13 +92,15 @@ static void run_job(struct read_job *j, struct tail_spare *spare)
 
         t.limits.budget_bytes = UINT64_MAX; /* to the end: the writer is not held */
         r = tail_source(&t, &j->spec.ctx, CLASS_LINES, &out);
-        pthread_mutex_lock(&j->pool->mu);
+        struct read_pool *p = j->pool; /* done, j is the writer's to free */
+        pthread_mutex_lock(&p->mu);
         j->result = j->cancelled && r >= 0 ? -ECANCELED : r;
         j->outcome = out;
         j->done = true;
-        if (j->pool->awaited == j)
-                pthread_cond_signal(&j->pool->ready);
-        pthread_mutex_unlock(&j->pool->mu);
+        bool wake = p->awaited == j;
+        pthread_mutex_unlock(&p->mu);
+        if (wake)
+                pthread_cond_signal(&p->ready);
 }
 
 /* A worker names itself (top -H, /proc/PID/task/TID/comm) and gives way to
@@ -243,8 +249,8 @@ int read_pool_submit(struct read_pool *p, const struct read_job_spec *spec, void
         else
                 p->pending_head = j;
         p->pending_tail = j;
-        pthread_cond_signal(&p->work);
         pthread_mutex_unlock(&p->mu);
+        pthread_cond_signal(&p->work);
         *ret_job = j;
         return 0;
 }
@@ -254,6 +260,7 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
         struct read_pool *p = j->pool;
         struct timespec ts = {.tv_sec = deadline_ms / 1000, .tv_nsec = (deadline_ms % 1000) * 1000000};
         int step;
+        bool space = false;
 
         pthread_mutex_lock(&p->mu);
         for (;;) {
@@ -265,9 +272,9 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
                         j->n_units--;
                         u->next = NULL;
                         *ret_unit = u;
-                        if (j->space_wanted) /* not on every unit: each broadcast
-                                              * wakes the idle workers too */
-                                pthread_cond_broadcast(&p->work);
+                        /* not on every unit: each broadcast wakes the idle
+                         * workers too */
+                        space = j->space_wanted;
                         step = JOB_UNIT;
                         break;
                 }
@@ -285,6 +292,8 @@ int read_job_next(struct read_job *j, int64_t deadline_ms, struct commit_unit **
                 }
         }
         pthread_mutex_unlock(&p->mu);
+        if (space)
+                pthread_cond_broadcast(&p->work);
         return step;
 }
 
