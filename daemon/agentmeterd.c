@@ -130,12 +130,13 @@ static int setup_live(struct daemon *d)
         return 0;
 }
 
-/* The read pool for scans: one worker per online CPU (the main thread
- * commits), none on a single CPU; failing to start one is no error. */
+/* The read pool for scans: one worker per online CPU but one, the main
+ * thread's (it commits, and reads jobs itself while it has nothing to
+ * commit), none on a single CPU; failing to start one is no error. */
 static void setup_read_threads(struct daemon *d, int threads)
 {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        unsigned n = threads >= 0 ? (unsigned)threads : cpus > 1 ? (unsigned)(cpus < 16 ? cpus : 16) : 0;
+        unsigned n = threads >= 0 ? (unsigned)threads : cpus > 1 ? (unsigned)(cpus <= 16 ? cpus - 1 : 15) : 0;
         int r = ingest_set_read_threads(d->ingest, n);
 
         if (r < 0)

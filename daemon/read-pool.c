@@ -29,6 +29,7 @@ struct read_job {
         unsigned n_units;
         bool cancelled, done;
         bool space_wanted;     /* its worker waits for the writer to take a unit */
+        bool by_writer;        /* read by the writer itself (read_pool_help): never waits */
         int result;
         struct tail_outcome outcome;
         struct tail_counters counters;
@@ -52,7 +53,7 @@ static int defer_unit(void *u, struct commit_unit *unit)
         struct read_pool *p = j->pool;
 
         pthread_mutex_lock(&p->mu);
-        while (j->n_units >= UNITS_QUEUED_MAX && !j->cancelled && !p->stop) {
+        while (j->n_units >= UNITS_QUEUED_MAX && !j->by_writer && !j->cancelled && !p->stop) {
                 j->space_wanted = true;
                 pthread_cond_wait(&p->work, &p->mu);
         }
@@ -155,6 +156,31 @@ static void *worker(void *u)
         pthread_mutex_unlock(&p->mu);
         tail_spare_free(&spare);
         return NULL;
+}
+
+/* The bytes a job has to read: from its checkpoint to the size seen. */
+static uint64_t job_bytes(const struct read_job *j)
+{
+        uint64_t size = j->spec.ctx.st.st_size > 0 ? (uint64_t)j->spec.ctx.st.st_size : 0;
+        uint64_t from = j->spec.have_cp ? j->spec.cp.offset : 0;
+        return size > from ? size - from : 0;
+}
+
+bool read_pool_help(struct read_pool *p, uint64_t max_bytes, struct tail_spare *spare)
+{
+        pthread_mutex_lock(&p->mu);
+        struct read_job *j = p->pending_head;
+        if (!j || p->stop || j->cancelled || job_bytes(j) > max_bytes) {
+                pthread_mutex_unlock(&p->mu);
+                return false; /* a cancelled one: a worker ends it */
+        }
+        p->pending_head = j->next_pending;
+        if (!p->pending_head)
+                p->pending_tail = NULL;
+        j->by_writer = true;
+        pthread_mutex_unlock(&p->mu);
+        run_job(j, spare);
+        return true;
 }
 
 int read_pool_new(unsigned threads, struct read_pool **ret_pool)

@@ -2,8 +2,10 @@
  * writer, so a scan of many files uses every core: a job reads one plain
  * line source to its end (tail with defer: no ledger access at all) and
  * hands over its commits as units, in order; the writer takes them with
- * read_job_next and commits them itself. A job holds at most a few units
- * at a time: a worker waits while its writer is behind. */
+ * read_job_next and commits them itself, and while the job it commits next
+ * has nothing for it, reads the next job itself (read_pool_help) instead of
+ * sleeping. A job holds at most a few units at a time: a worker waits while
+ * its writer is behind. */
 #pragma once
 
 #include <stdbool.h>
@@ -42,6 +44,13 @@ unsigned read_pool_threads(const struct read_pool *p);
 /* Queues a job (read in submission order by the first free worker). */
 int read_pool_submit(struct read_pool *p, const struct read_job_spec *spec, void *owner,
                      struct read_job **ret_job);
+
+/* The calling thread (the writer, with nothing yet of the job it commits
+ * next) reads the oldest job no worker has started, as a worker would, its
+ * units queued without bound, when it has at most max_bytes to read (from
+ * its checkpoint to the size seen): true when it read one. spare: the
+ * caller's buffers. */
+bool read_pool_help(struct read_pool *p, uint64_t max_bytes, struct tail_spare *spare);
 
 enum read_job_step {
         JOB_UNIT = 0, /* *ret_unit is the next unit; the caller owns it */

@@ -631,6 +631,56 @@ int main(void)
                 free(b2);
         }
 
+        /* the writer reads a job its one worker has not started */
+        {
+                struct read_pool *pool;
+                struct read_job *ja, *jb;
+                struct read_job_spec sa = {.limits = TAIL_LIMITS_DEFAULT}, sb;
+                struct commit_unit *u = NULL;
+                struct tail_spare spare = {0};
+                char pa[PATH_MAX], pb[PATH_MAX];
+                xsnprintf(pa, sizeof(pa), "%s/help-a.jsonl", sdir);
+                xsnprintf(pb, sizeof(pb), "%s/help-b.jsonl", sdir);
+                session(pa, "help-a", 600000, 30, NULL);
+                session(pb, "help-b", 610000, 30, NULL);
+                sa.ctx.adapter = &adapter_pi;
+                sa.ctx.root_path = "";
+                sa.limits.commit_rows = 1; /* A's worker stops at 4 units not taken */
+                sb = sa;
+                sa.ctx.path = pa;
+                sb.ctx.path = pb;
+                stat(pa, &sa.ctx.st);
+                stat(pb, &sb.ctx.st);
+                is_int(read_pool_new(1, &pool), 0, "a pool of one worker, two jobs of 30 one-row units");
+                is_int(read_pool_submit(pool, &sa, NULL, &ja), 0, "  job A");
+                is_int(read_pool_submit(pool, &sb, NULL, &jb), 0, "  job B");
+                /* A's first unit: its worker has A, and waits at 4 units */
+                is_int(read_job_next(ja, INT64_MAX, &u), JOB_UNIT, "  the worker started A");
+                u = commit_unit_free(u);
+                ok(!read_pool_help(pool, (uint64_t)sb.ctx.st.st_size - 1, &spare),
+                   "  B is one byte more than the writer may read: left to the worker");
+                ok(read_pool_help(pool, (uint64_t)sb.ctx.st.st_size, &spare),
+                   "  the writer read B itself while A's worker waited for it");
+                int nb = 0, step;
+                while ((step = read_job_next(jb, INT64_MAX, &u)) == JOB_UNIT) {
+                        nb += (int)u->n_rows;
+                        u = commit_unit_free(u);
+                }
+                ok(step == JOB_DONE && nb == 30 && read_job_result(jb, NULL, NULL) == TAIL_DONE,
+                   "  all of B's 30 units queued without waiting (%d rows), B done", nb);
+                ok(!read_pool_help(pool, UINT64_MAX, &spare), "  nothing left to read for the writer");
+                int na = 1;
+                while ((step = read_job_next(ja, INT64_MAX, &u)) == JOB_UNIT) {
+                        na += (int)u->n_rows;
+                        u = commit_unit_free(u);
+                }
+                ok(step == JOB_DONE && na == 30, "  and A's worker went on with A (%d rows)", na);
+                read_job_free(ja);
+                read_job_free(jb);
+                read_pool_free(pool);
+                tail_spare_free(&spare);
+        }
+
         /* a job cancelled after its first unit */
         {
                 struct read_pool *pool;
