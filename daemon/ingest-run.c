@@ -619,10 +619,11 @@ static struct source_rec *next_source(struct ingest *in, int64_t now, struct def
         return NULL;
 }
 
-/* Whether the pool takes another job (POOL_JOBS_MIN and _MAX). */
+/* Whether the pool takes another job (POOL_JOBS_MIN and _MAX per reader:
+ * the workers and the writer, which reads jobs too: read_pool_help). */
 static bool pool_room(const struct ingest *in)
 {
-        size_t threads = read_pool_threads(in->pool);
+        size_t threads = read_pool_threads(in->pool) + 1;
 
         if (in->n_jobs < POOL_JOBS_MIN * threads)
                 return true;
