@@ -419,9 +419,7 @@ static int pool_submit(struct ingest *in, struct source_rec *s, struct read_job_
                 return r;
         }
         pj->s = s;
-        pj->ahead = (uint64_t)spec->ctx.st.st_size > spec->cp.offset && spec->have_cp
-                            ? (uint64_t)spec->ctx.st.st_size - spec->cp.offset
-                            : (uint64_t)spec->ctx.st.st_size;
+        pj->ahead = read_job_spec_bytes(spec);
         in->jobs_ahead += pj->ahead;
         s->busy = true;
         if (in->jobs_tail)

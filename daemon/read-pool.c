@@ -125,6 +125,18 @@ static void worker_gives_way(void)
         (void)setpriority(PRIO_PROCESS, self, nice);
 }
 
+/* The oldest job no one has started, taken off the pending list (the
+ * pool's mutex held; the list not empty). */
+static struct read_job *pending_pop(struct read_pool *p)
+{
+        struct read_job *j = p->pending_head;
+
+        p->pending_head = j->next_pending;
+        if (!p->pending_head)
+                p->pending_tail = NULL;
+        return j;
+}
+
 static void *worker(void *u)
 {
         struct read_pool *p = u;
@@ -138,10 +150,7 @@ static void *worker(void *u)
                         pthread_cond_wait(&p->work, &p->mu);
                 if (p->stop)
                         break;
-                struct read_job *j = p->pending_head;
-                p->pending_head = j->next_pending;
-                if (!p->pending_head)
-                        p->pending_tail = NULL;
+                struct read_job *j = pending_pop(p);
                 if (j->cancelled) {
                         j->result = -ECANCELED;
                         j->done = true;
@@ -158,25 +167,21 @@ static void *worker(void *u)
         return NULL;
 }
 
-/* The bytes a job has to read: from its checkpoint to the size seen. */
-static uint64_t job_bytes(const struct read_job *j)
+uint64_t read_job_spec_bytes(const struct read_job_spec *spec)
 {
-        uint64_t size = j->spec.ctx.st.st_size > 0 ? (uint64_t)j->spec.ctx.st.st_size : 0;
-        uint64_t from = j->spec.have_cp ? j->spec.cp.offset : 0;
-        return size > from ? size - from : 0;
+        uint64_t size = spec->ctx.st.st_size > 0 ? (uint64_t)spec->ctx.st.st_size : 0;
+        return spec->have_cp && size > spec->cp.offset ? size - spec->cp.offset : size;
 }
 
 bool read_pool_help(struct read_pool *p, uint64_t max_bytes, struct tail_spare *spare)
 {
         pthread_mutex_lock(&p->mu);
         struct read_job *j = p->pending_head;
-        if (!j || p->stop || j->cancelled || job_bytes(j) > max_bytes) {
+        if (!j || p->stop || j->cancelled || read_job_spec_bytes(&j->spec) > max_bytes) {
                 pthread_mutex_unlock(&p->mu);
                 return false; /* a cancelled one: a worker ends it */
         }
-        p->pending_head = j->next_pending;
-        if (!p->pending_head)
-                p->pending_tail = NULL;
+        pending_pop(p);
         j->by_writer = true;
         pthread_mutex_unlock(&p->mu);
         run_job(j, spare);

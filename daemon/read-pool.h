@@ -45,11 +45,15 @@ unsigned read_pool_threads(const struct read_pool *p);
 int read_pool_submit(struct read_pool *p, const struct read_job_spec *spec, void *owner,
                      struct read_job **ret_job);
 
+/* What a job has to read: from its checkpoint to the size seen, or the
+ * whole file (none, or a file now shorter: read again from 0). */
+uint64_t read_job_spec_bytes(const struct read_job_spec *spec);
+
 /* The calling thread (the writer, with nothing yet of the job it commits
  * next) reads the oldest job no worker has started, as a worker would, its
- * units queued without bound, when it has at most max_bytes to read (from
- * its checkpoint to the size seen): true when it read one. spare: the
- * caller's buffers. */
+ * units queued without bound, when it has at most max_bytes to read
+ * (read_job_spec_bytes): true when it read one. spare: the caller's
+ * buffers. */
 bool read_pool_help(struct read_pool *p, uint64_t max_bytes, struct tail_spare *spare);
 
 enum read_job_step {

@@ -168,12 +168,32 @@ struct run {
         struct tail_counters c;
 };
 
-static void open_run(struct run *r, const char *dir, struct discover_env *env, unsigned threads)
+static void open_run_hooked(struct run *r, const char *dir, struct discover_env *env,
+                            const struct ingest_hooks *hooks, unsigned threads)
 {
         mkdir_p(dir);
-        if (ledger_open(dir, 0, &r->l) < 0 || ingest_new(r->l, env, NULL, &r->in) < 0 ||
+        if (ledger_open(dir, 0, &r->l) < 0 || ingest_new(r->l, env, hooks, &r->in) < 0 ||
             ingest_discover(r->in) < 0 || ingest_set_read_threads(r->in, threads) < 0)
                 exit(99);
+}
+
+static void open_run(struct run *r, const char *dir, struct discover_env *env, unsigned threads)
+{
+        open_run_hooked(r, dir, env, NULL, threads);
+}
+
+/* A job reading the pi session at path (stat now) in units of commit_rows. */
+static struct read_job_spec pi_job(const char *path, size_t commit_rows)
+{
+        struct read_job_spec spec = {.limits = TAIL_LIMITS_DEFAULT};
+
+        spec.ctx.adapter = &adapter_pi;
+        spec.ctx.path = path;
+        spec.ctx.root_path = "";
+        if (stat(path, &spec.ctx.st) < 0)
+                exit(99);
+        spec.limits.commit_rows = commit_rows;
+        return spec;
 }
 
 static void drain(struct run *r, uint64_t budget)
@@ -414,10 +434,7 @@ static void test_walk_commits(const char *tmp)
                 }
         }
         pj(dir, tmp, "walk");
-        mkdir_p(dir);
-        if (ledger_open(dir, 0, &r.l) < 0 || ingest_new(r.l, &env, &hooks, &r.in) < 0 ||
-            ingest_discover(r.in) < 0 || ingest_set_read_threads(r.in, 2) < 0)
-                exit(99);
+        open_run_hooked(&r, dir, &env, &hooks, 2);
         ingest_reconcile(r.in);
         int got = ledger_get_stats(r.l, &st);
         ok(got == 0 && st.rows >= (uint64_t)in_a,
@@ -635,7 +652,6 @@ int main(void)
         {
                 struct read_pool *pool;
                 struct read_job *ja, *jb;
-                struct read_job_spec sa = {.limits = TAIL_LIMITS_DEFAULT}, sb;
                 struct commit_unit *u = NULL;
                 struct tail_spare spare = {0};
                 char pa[PATH_MAX], pb[PATH_MAX];
@@ -643,14 +659,8 @@ int main(void)
                 xsnprintf(pb, sizeof(pb), "%s/help-b.jsonl", sdir);
                 session(pa, "help-a", 600000, 30, NULL);
                 session(pb, "help-b", 610000, 30, NULL);
-                sa.ctx.adapter = &adapter_pi;
-                sa.ctx.root_path = "";
-                sa.limits.commit_rows = 1; /* A's worker stops at 4 units not taken */
-                sb = sa;
-                sa.ctx.path = pa;
-                sb.ctx.path = pb;
-                stat(pa, &sa.ctx.st);
-                stat(pb, &sb.ctx.st);
+                /* one-row units: A's worker stops at 4 units not taken */
+                struct read_job_spec sa = pi_job(pa, 1), sb = pi_job(pb, 1);
                 is_int(read_pool_new(1, &pool), 0, "a pool of one worker, two jobs of 30 one-row units");
                 is_int(read_pool_submit(pool, &sa, NULL, &ja), 0, "  job A");
                 is_int(read_pool_submit(pool, &sb, NULL, &jb), 0, "  job B");
@@ -685,15 +695,10 @@ int main(void)
         {
                 struct read_pool *pool;
                 struct read_job *j;
-                struct read_job_spec spec = {.limits = TAIL_LIMITS_DEFAULT};
                 struct commit_unit *u = NULL;
                 xsnprintf(p, sizeof(p), "%s/big.jsonl", sdir);
                 session(p, "big", 500000, 3000, NULL);
-                spec.ctx.adapter = &adapter_pi;
-                spec.ctx.path = p;
-                spec.ctx.root_path = "";
-                stat(p, &spec.ctx.st);
-                spec.limits.commit_rows = 100;
+                struct read_job_spec spec = pi_job(p, 100);
                 is_int(read_pool_new(1, &pool), 0, "a pool of one worker");
                 is_int(read_pool_submit(pool, &spec, NULL, &j), 0, "  a job of 3,000 calls in units of 100");
                 is_int(read_job_next(j, INT64_MAX, &u), JOB_UNIT, "  its first unit");
@@ -711,8 +716,7 @@ int main(void)
                 read_job_free(j);
                 /* a compressed file goes back to the writer untouched */
                 xsnprintf(p, sizeof(p), "%s/zstd.jsonl", sdir);
-                spec.ctx.path = p;
-                stat(p, &spec.ctx.st);
+                spec = pi_job(p, 100);
                 is_int(read_pool_submit(pool, &spec, NULL, &j), 0, "a job for a compressed file");
                 is_int(read_job_next(j, INT64_MAX, &u), JOB_DONE, "  no unit");
                 is_int(read_job_result(j, NULL, NULL), TAIL_SERIAL, "  TAIL_SERIAL: the writer reads it");
