@@ -121,49 +121,85 @@ int consumed_acc_seed(struct consumed_acc *acc, int fd, const struct checkpoint 
                 return 0;
         acc->sum_len = cp->offset - n;
         acc->sum_hash = cp->consumed_known ? cp->sum_hash : 0;
+        acc->part_len = (size_t)n;
         acc->off = cp->offset;
         acc->valid = true;
         return 0;
 }
 
-int consumed_acc_feed(struct consumed_acc *acc, const uint8_t *p, size_t n)
+/* Where [from, to) of the source lies in w, or NULL when w does not hold it all. */
+static const uint8_t *window_at(const struct consumed_window *w, uint64_t from, uint64_t to)
 {
-        if (!acc->valid)
+        if (!w || from < w->off || to > w->off + w->len || from > to)
+                return NULL;
+        return w->p + (from - w->off);
+}
+
+int consumed_acc_feed(struct consumed_acc *acc, const struct consumed_window *w, uint64_t upto)
+{
+        if (!acc->valid || upto <= acc->off)
                 return 0;
-        while (n > 0) {
-                size_t have = (size_t)(acc->off - acc->sum_len), k;
-                if (have == 0 && n >= CONSUMED_BLOCK) { /* a whole block in place */
-                        acc->sum_hash = xxh3_bulk(p, CONSUMED_BLOCK, acc->sum_hash);
-                        acc->sum_len += CONSUMED_BLOCK;
-                        acc->off += CONSUMED_BLOCK;
-                        p += CONSUMED_BLOCK;
-                        n -= CONSUMED_BLOCK;
-                        continue;
-                }
-                k = CONSUMED_BLOCK - have < n ? CONSUMED_BLOCK - have : n;
-                memcpy(acc->part + have, p, k);
-                acc->off += k;
-                p += k;
-                n -= k;
-                if (have + k == CONSUMED_BLOCK) {
-                        acc->sum_hash = xxh3_bulk(acc->part, CONSUMED_BLOCK, acc->sum_hash);
-                        acc->sum_len += CONSUMED_BLOCK;
-                }
+        if (!window_at(w, acc->sum_len + acc->part_len, upto)) {
+                acc->valid = false; /* a gap: the next apply reads the file */
+                return 0;
         }
+        while (acc->sum_len + CONSUMED_BLOCK <= upto) {
+                const uint8_t *block = window_at(w, acc->sum_len, acc->sum_len + CONSUMED_BLOCK);
+                if (acc->part_len) { /* its start held, the rest here */
+                        size_t k = CONSUMED_BLOCK - acc->part_len;
+                        memcpy(acc->part + acc->part_len,
+                               window_at(w, acc->sum_len + acc->part_len, acc->sum_len + CONSUMED_BLOCK), k);
+                        block = acc->part;
+                }
+                acc->sum_hash = xxh3_bulk(block, CONSUMED_BLOCK, acc->sum_hash);
+                acc->sum_len += CONSUMED_BLOCK;
+                acc->part_len = 0;
+        }
+        acc->off = upto;
         return 0;
 }
 
-int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp)
+int consumed_acc_hold(struct consumed_acc *acc, const struct consumed_window *w)
+{
+        uint64_t from = acc->sum_len + acc->part_len;
+        const uint8_t *p;
+
+        if (!acc->valid || from >= acc->off)
+                return 0;
+        if (!(p = window_at(w, from, acc->off))) {
+                acc->valid = false;
+                return 0;
+        }
+        memcpy(acc->part + acc->part_len, p, (size_t)(acc->off - from));
+        acc->part_len = (size_t)(acc->off - acc->sum_len);
+        return 0;
+}
+
+int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp,
+                       const struct consumed_window *w)
 {
         uint64_t whole = cp->offset - cp->offset % CONSUMED_BLOCK;
         int r;
 
         if (acc->valid && acc->sum_len == whole && cp->offset <= acc->off) {
-                cp->sum_len = whole;
-                cp->sum_hash = acc->sum_hash;
-                cp->tail_hash = xxh3_bulk(acc->part, (size_t)(cp->offset - whole), whole);
-                cp->consumed_known = 1;
-                return 0;
+                size_t n = (size_t)(cp->offset - whole);
+                const uint8_t *tail;
+                if (n == 0) {
+                        tail = acc->part;
+                } else if (acc->part_len == 0) {
+                        tail = window_at(w, whole, cp->offset); /* all pending: where it lies */
+                } else {
+                        if (n > acc->part_len) /* its start held: the rest joins it */
+                                (void)consumed_acc_hold(acc, w);
+                        tail = acc->valid && n <= acc->part_len ? acc->part : NULL;
+                }
+                if (tail) {
+                        cp->sum_len = whole;
+                        cp->sum_hash = acc->sum_hash;
+                        cp->tail_hash = xxh3_bulk(tail, n, whole);
+                        cp->consumed_known = 1;
+                        return 0;
+                }
         }
         r = consumed_extend(fd, cp);
         if (r == 0)
@@ -175,5 +211,6 @@ void consumed_acc_free(struct consumed_acc *acc)
 {
         free(acc->part);
         acc->part = NULL;
+        acc->part_len = 0;
         acc->valid = false;
 }

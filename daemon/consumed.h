@@ -25,23 +25,40 @@ int consumed_extend(int fd, struct checkpoint *cp);
 int consumed_verify(int fd, const struct checkpoint *cp, bool only_tail);
 
 /* The same chain fed from the reader's own buffer as it consumes bytes, so a
- * commit does not read them a second time (same hashes as consumed_extend). */
+ * commit does not read them a second time (same hashes as consumed_extend).
+ * Whole blocks are hashed where they lie in the caller's buffer; the bytes
+ * after the last one stay there too (pending) until the caller lets them
+ * go (consumed_acc_hold copies them then): a file read in one buffer is
+ * hashed without a copy. */
 struct consumed_acc {
         bool valid;
-        uint64_t off;      /* bytes [0, off) are folded in or in part */
+        uint64_t off;      /* bytes [0, off) are folded in, held or pending */
         uint64_t sum_len;  /* whole blocks [0, sum_len) are in sum_hash */
         uint64_t sum_hash;
-        uint8_t *part;     /* [sum_len, off), shorter than a block */
+        uint8_t *part;     /* held: [sum_len, sum_len + part_len), shorter than a block */
+        size_t part_len;   /* pending: [sum_len + part_len, off), in the caller's buffer */
+};
+
+/* The caller's buffer: the source's bytes [off, off + len) at p. */
+struct consumed_window {
+        const uint8_t *p;
+        uint64_t off;
+        size_t len;
 };
 
 /* Starts at cp->offset from cp's fields: reads [cp->sum_len, cp->offset)
  * (less than a block) once. Not valid (so consumed_acc_apply falls back to
  * consumed_extend) for a checkpoint without consumed fields past offset 0. */
 int consumed_acc_seed(struct consumed_acc *acc, int fd, const struct checkpoint *cp);
-/* The n bytes at acc->off, which follow what was fed so far. */
-int consumed_acc_feed(struct consumed_acc *acc, const uint8_t *p, size_t n);
-/* consumed_extend(fd, cp) from the fed bytes when they reach cp->offset in
- * the current block, else by reading (then seeded again). */
-int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp);
+/* The bytes up to upto, which w holds from where the held ones end on
+ * (else the chain is dropped: the next apply reads the file). */
+int consumed_acc_feed(struct consumed_acc *acc, const struct consumed_window *w, uint64_t upto);
+/* Copies the pending bytes out of w, before the caller reuses its buffer. */
+int consumed_acc_hold(struct consumed_acc *acc, const struct consumed_window *w);
+/* consumed_extend(fd, cp) from the fed bytes (held, or pending in w) when
+ * they reach cp->offset in the current block, else by reading (then seeded
+ * again). */
+int consumed_acc_apply(struct consumed_acc *acc, int fd, struct checkpoint *cp,
+                       const struct consumed_window *w);
 void consumed_acc_free(struct consumed_acc *acc);
 

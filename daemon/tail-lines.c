@@ -107,20 +107,27 @@ static void win_push(struct reader *rd, const char *p, size_t n)
         rd->win_len = keep + n;
 }
 
+/* The reader's buffer as the consumed-bytes chain sees it. */
+static struct consumed_window acc_window(const struct reader *rd)
+{
+        return (struct consumed_window){.p = (const uint8_t *)rd->buf, .off = rd->buf_off, .len = rd->len};
+}
+
 /* Feeds the consumed-bytes chain up to file offset upto from buf (the bytes
- * before buf_off are fed already); anything else falls back to re-reading. */
+ * before it are fed already); anything else falls back to re-reading. */
 static void acc_catch_up(struct reader *rd, uint64_t upto)
 {
-        struct consumed_acc *a = &rd->acc;
+        struct consumed_window w = acc_window(rd);
+        (void)consumed_acc_feed(&rd->acc, &w, upto);
+}
 
-        if (!a->valid || a->off >= upto)
-                return;
-        if (a->off < rd->buf_off || upto > rd->buf_off + rd->len) {
-                a->valid = false;
-                return;
-        }
-        (void)consumed_acc_feed(a, (const uint8_t *)rd->buf + (a->off - rd->buf_off),
-                                (size_t)(upto - a->off));
+/* Fed up to upto, the chain's pending bytes are copied out of buf: the
+ * caller is about to drop buf's bytes before upto. */
+static void acc_let_go(struct reader *rd, uint64_t upto)
+{
+        struct consumed_window w = acc_window(rd);
+        (void)consumed_acc_feed(&rd->acc, &w, upto);
+        (void)consumed_acc_hold(&rd->acc, &w);
 }
 
 /* The line-source fields of the checkpoint, then the shared commit. */
@@ -156,8 +163,9 @@ static int commit(struct reader *rd)
         if (rd->z) {
                 cp->consumed_known = 0; /* decoded bytes are not hashed */
         } else {
+                struct consumed_window window = acc_window(rd);
                 acc_catch_up(rd, cp->offset);
-                r = consumed_acc_apply(&rd->acc, rd->fd, cp);
+                r = consumed_acc_apply(&rd->acc, rd->fd, cp, &window);
                 if (r < 0)
                         return r;
         }
@@ -194,8 +202,9 @@ static int handle_line(struct reader *rd, const char *line, size_t len)
  * arrives, and its content key makes that harmless. */
 static int handle_partial(struct reader *rd)
 {
+        size_t from = (size_t)(rd->cp.offset - rd->buf_off); /* buf may start before the offset */
         const char *s;
-        size_t n = lines_trim(rd->buf, rd->len, &s);
+        size_t n = lines_trim(rd->buf + from, rd->len - from, &s);
         struct parse_state copy = rd->ps;
 
         if (n == 0 || !lines_is_complete_json(s, n))
@@ -291,7 +300,7 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                                 memcpy(rd->skip_win, rd->win, rd->win_len);
                                 rd->skip_win_len = rd->win_len;
                                 win_push(rd, rd->buf, rd->len);
-                                acc_catch_up(rd, rd->buf_off + rd->len);
+                                acc_let_go(rd, rd->buf_off + rd->len);
                                 rd->buf_off += rd->len;
                                 rd->len = 0;
                         }
@@ -347,11 +356,16 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                         /* the skipped line's bytes still end at a later
                          * newline; the marker window must hold its tail */
                         win_push(rd, p, rd->len - used);
-                        acc_catch_up(rd, rd->buf_off + rd->len);
+                        acc_let_go(rd, rd->buf_off + rd->len);
                         rd->buf_off += rd->len;
                         rd->len = 0;
-                } else {
+                } else if (at_end) {
+                        /* buf stays as it is (the consumed bytes before the
+                         * offset): the commit hashes the chain's last part
+                         * where it lies, handle_partial reads the rest */
                         acc_catch_up(rd, rd->buf_off + used);
+                } else {
+                        acc_let_go(rd, rd->buf_off + used);
                         memmove(rd->buf, p, rd->len - used);
                         rd->buf_off += used;
                         rd->len -= used;
@@ -367,7 +381,7 @@ static int read_lines(struct reader *rd, uint64_t *io_budget)
                 }
                 *io_budget -= *io_budget < (uint64_t)k ? *io_budget : (uint64_t)k;
         }
-        if (!rd->skipping && rd->len > 0) {
+        if (!rd->skipping && rd->buf_off + rd->len > rd->cp.offset) {
                 r = handle_partial(rd);
                 if (r < 0)
                         return r;
