@@ -91,10 +91,12 @@ $(BUILD)/libagentmeter.a: $(LIB_OBJ)
 # waits for, and it loaded fifteen shared objects at every start (`perf stat
 # -r 50 agentmeterd --version`: 2.9 ms dynamic, 2.2 ms static).
 # DAEMON_STATIC=0 links them dynamically (the Debian package does).
+# The libraries both programs link statically by default (Debian's -dev
+# archives have them): the daemon adds libsystemd, the client ncurses.
+STATIC_LIBS = -ljson-c -llmdb -lzstd -lsqlite3 -lxxhash
 DAEMON_STATIC ?= 1
 ifeq ($(DAEMON_STATIC),1)
-DAEMON_LDLIBS = $(SAN) -Wl,-Bstatic -ljson-c -llmdb -lzstd -lsqlite3 -lxxhash \
-                -Wl,-Bdynamic -lsystemd -lm -lpthread $(LDLIBS)
+DAEMON_LDLIBS = $(SAN) -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lsystemd -lm -lpthread $(LDLIBS)
 else
 DAEMON_LDLIBS = $(ALL_LDLIBS)
 endif
@@ -120,7 +122,7 @@ endif
 # always link dynamically.
 CTL_STATIC ?= 1
 ifeq ($(CTL_STATIC),1)
-CTL_LDLIBS = $(SAN) -Wl,-Bstatic -ljson-c -llmdb -lzstd -lsqlite3 -lxxhash -lncursesw -ltinfo \
+CTL_LDLIBS = $(SAN) -Wl,-Bstatic $(STATIC_LIBS) -lncursesw -ltinfo \
              -Wl,-Bdynamic -lm -lpthread $(LDLIBS)
 else
 CTL_LDLIBS = $(ALL_LDLIBS) $(CURSES_LIBS)

@@ -144,13 +144,13 @@ int consumed_acc_feed(struct consumed_acc *acc, const struct consumed_window *w,
                 return 0;
         }
         while (acc->sum_len + CONSUMED_BLOCK <= upto) {
-                const uint8_t *block = window_at(w, acc->sum_len, acc->sum_len + CONSUMED_BLOCK);
-                if (acc->part_len) { /* its start held, the rest here */
-                        size_t k = CONSUMED_BLOCK - acc->part_len;
-                        memcpy(acc->part + acc->part_len,
-                               window_at(w, acc->sum_len + acc->part_len, acc->sum_len + CONSUMED_BLOCK), k);
-                        block = acc->part;
-                }
+                uint64_t end = acc->sum_len + CONSUMED_BLOCK;
+                const uint8_t *block = acc->part;
+                if (acc->part_len) /* its start held, the rest here */
+                        memcpy(acc->part + acc->part_len, window_at(w, acc->sum_len + acc->part_len, end),
+                               CONSUMED_BLOCK - acc->part_len);
+                else
+                        block = window_at(w, acc->sum_len, end);
                 acc->sum_hash = xxh3_bulk(block, CONSUMED_BLOCK, acc->sum_hash);
                 acc->sum_len += CONSUMED_BLOCK;
                 acc->part_len = 0;

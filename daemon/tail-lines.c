@@ -126,7 +126,7 @@ static void acc_catch_up(struct reader *rd, uint64_t upto)
 static void acc_let_go(struct reader *rd, uint64_t upto)
 {
         struct consumed_window w = acc_window(rd);
-        (void)consumed_acc_feed(&rd->acc, &w, upto);
+        acc_catch_up(rd, upto);
         (void)consumed_acc_hold(&rd->acc, &w);
 }
 
