@@ -44,7 +44,6 @@ struct ingest {
         int64_t slice_ms;       /* ingest_run returns after this long (0: no limit) */
         size_t n_gone;          /* records marked gone: sweep_gone has work */
         bool in_group;          /* ingest_run (or the walk's commits) holds a group commit open */
-        bool group_spans;       /* the group stays open from one ingest_run to the next (--once) */
         uint64_t group_from_rows, group_from_commits; /* rows and commits seen when it began */
         bool walk_feeds;        /* the reconcile walk hands the pool sources as it finds them */
         struct read_pool *pool; /* workers for scans of many sources (NULL: none) */

@@ -294,13 +294,6 @@ static int group_end(struct ingest *in)
         return r;
 }
 
-/* Whether the open group may stay open past this ingest_run or walk:
- * asked for (--once), more work queued, and the ledger writable. */
-static bool group_may_stay(const struct ingest *in)
-{
-        return in->group_spans && (in->qhead || in->jobs_head) && !in->ledger_error;
-}
-
 /* The group holds in->group_rows rows (bounding its dirty pages, private
  * memory): committed, and another begun. false when the commit failed. */
 static bool group_bound(struct ingest *in)
@@ -685,11 +678,10 @@ static bool feed_pool(struct ingest *in)
         return more && !in->ledger_error;
 }
 
-/* in->walk_over: the walk's group committed (or left to ingest_run). */
+/* in->walk_over: the walk's group committed. */
 static void walk_over(struct ingest *in)
 {
-        if (!group_may_stay(in))
-                (void)group_end(in);
+        (void)group_end(in);
 }
 
 int ingest_run(struct ingest *in, uint64_t budget_bytes)
@@ -705,7 +697,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
         /* the ledger refused the last commit: wait for the retry timer */
         if (in->ledger_error && now < in->ledger_retry_ms)
                 return 0;
-        grouped = (in->in_group || (in->qhead && in->qhead->qnext) || in->jobs_head) && group_begin(in);
+        grouped = ((in->qhead && in->qhead->qnext) || in->jobs_head) && group_begin(in);
 
         for (;;) {
                 uint64_t used = in->counters.bytes_read - start + extra;
@@ -749,7 +741,7 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes)
          * reconcile or event after their backoff) */
         for (struct source_rec *s = deferred.head; s; s = s->qnext)
                 s->queued = false;
-        if (grouped && !group_may_stay(in))
+        if (grouped)
                 (void)group_end(in);
         if (!in->qhead && !in->jobs_head && in->n_gone) /* not a walk of every source per append */
                 sweep_gone(in);
@@ -764,11 +756,6 @@ void ingest_set_slice_ms(struct ingest *in, int64_t ms)
 void ingest_set_group_rows(struct ingest *in, uint64_t rows)
 {
         in->group_rows = rows ? rows : GROUP_ROWS;
-}
-
-void ingest_set_group_spans(struct ingest *in, bool on)
-{
-        in->group_spans = on;
 }
 
 int64_t ingest_retry_due(const struct ingest *in)

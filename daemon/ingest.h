@@ -95,11 +95,6 @@ int ingest_run(struct ingest *in, uint64_t budget_bytes);
 /* Rows per group commit when several sources are queued (0: the default,
  * 2,048, about 20 MB of dirty ledger pages; `--once` takes more). */
 void ingest_set_group_rows(struct ingest *in, uint64_t rows);
-/* `--once`: a group commit stays open from one ingest_run to the next,
- * until it holds the group's rows or nothing is queued, so each B-tree
- * page is written once a group rather than once a slice (no client waits
- * for a scan's commits). A commit error still ends it at once. */
-void ingest_set_group_spans(struct ingest *in, bool on);
 /* Worker threads for scans of many sources (read-pool.h): while more than
  * one source is queued, plain line sources are read and parsed by them and
  * their rows committed by ingest_run, in queue order. 0 threads: none

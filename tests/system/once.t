@@ -138,22 +138,5 @@ is "$(sed -n 's/.*(\([0-9]*\) not transcripts.*/\1/p' <<<"$out")" "$(jq .cases.a
 out=$(PI_CODING_AGENT_DIR=$T/fixture-agent "$D" --once 2>>"$T/once.err")
 is "$(field 'rows added' "$out")" 0 "fixtures/pi: a second run adds 0 rows"
 
-# A scan longer than one 8 MB slice keeps one group commit open across the
-# slices (ingest_set_group_spans): each B-tree page is written once, and the
-# ledger holds one transaction more than a scan of nothing. Per-slice groups
-# made it four more here (the walk's, then one a slice).
-if command -v mdb_stat >/dev/null; then
-	txns() { mdb_stat -n -e "$1/agentmeterd/ledger.mdb" | sed -n 's/^ *Last transaction ID: //p'; }
-	mkdir -p "$T/grp-home" "$T/empty-sessions" # a HOME of no harness's files
-	HOME=$T/grp-home PI_CODING_AGENT_SESSION_DIR=$T/empty-sessions XDG_STATE_HOME=$T/grp0 "$D" --once >/dev/null 2>>"$T/once.err"
-	g6=$($GEN corpus "$T/big-sessions" --files 40 --mb 24 --seed 5)
-	out=$(HOME=$T/grp-home PI_CODING_AGENT_SESSION_DIR=$T/big-sessions XDG_STATE_HOME=$T/grp1 "$D" --once 2>>"$T/once.err")
-	check "a 24 MB scan is read in more than one slice" [ "$(field 'bytes read' "$out")" -gt $((16 << 20)) ]
-	is "$(txns "$T/grp1")" "$(($(txns "$T/grp0") + 1))" "a 24 MB --once commits its rows in one transaction"
-	XDG_STATE_HOME=$T/grp1 expect_totals "$g6" "... and its totals equal the generator's"
-else
-	skip "mdb_stat (lmdb-utils) not installed"; skip "mdb_stat"; skip "mdb_stat"
-fi
-
 ! grep -qiE 'AddressSanitizer|runtime error' "$T/once.err"; ok $? "no sanitizer reports"
 done_testing
