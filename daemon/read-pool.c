@@ -8,11 +8,13 @@
  * costs a system call and a context switch each, and the writer takes jobs
  * in order, so units of the jobs behind the one it waits for can wait. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +36,7 @@ struct read_job {
         struct tail_outcome outcome;
         struct tail_counters counters;
         struct read_job *next_pending;
+        bool hinted;           /* its file was asked of the disk ahead (hint_ahead) */
 };
 
 struct read_pool {
@@ -43,6 +46,8 @@ struct read_pool {
         struct read_job *awaited; /* the job the writer waits on, or NULL */
         struct read_job *pending_head, *pending_tail;
         bool stop;
+        bool cold;             /* the files come from the disk: read ahead of the jobs */
+        uint64_t read_ahead;   /* files asked of the disk ahead, in all */
         unsigned n_threads;
         pthread_t *threads;
 };
@@ -95,6 +100,12 @@ static void run_job(struct read_job *j, struct tail_spare *spare)
         r = tail_source(&t, &j->spec.ctx, CLASS_LINES, &out);
         struct read_pool *p = j->pool; /* done, j is the writer's to free */
         pthread_mutex_lock(&p->mu);
+        /* a file the page cache did not hold turns reading ahead on; one
+         * that it held without being asked for turns it off */
+        if (j->counters.cold_reads)
+                p->cold = true;
+        else if (!j->hinted)
+                p->cold = false;
         j->result = j->cancelled && r >= 0 ? -ECANCELED : r;
         j->outcome = out;
         j->done = true;
@@ -137,6 +148,47 @@ static struct read_job *pending_pop(struct read_pool *p)
         return j;
 }
 
+/* A cold first scan (after a reboot) waits for the disk one file at a
+ * time: each worker's read is the only request the disk has. While the
+ * files come from the disk, a worker taking a job first asks the kernel to
+ * start reading the next HINT_AHEAD pending jobs' files (WILLNEED returns
+ * once the reads are queued), so the disk serves several at once: r200's
+ * 221 MB, page cache dropped, 0.26 -> 0.22 s (median of 7). With the files
+ * in the page cache the hints cost 6%, so they wait for a first read that
+ * missed it. Called with the pool's mutex held; drops it meanwhile. */
+#define HINT_AHEAD 8
+
+static void hint_ahead(struct read_pool *p)
+{
+        char *paths[HINT_AHEAD];
+        uint64_t offs[HINT_AHEAD];
+        int n = 0;
+
+        for (struct read_job *j = p->pending_head; j && n < HINT_AHEAD; j = j->next_pending) {
+                if (j->hinted || j->cancelled)
+                        continue;
+                j->hinted = true;
+                if ((paths[n] = strdup(j->path))) {
+                        offs[n] = j->spec.have_cp ? j->spec.cp.offset : 0;
+                        n++;
+                }
+        }
+        if (n == 0)
+                return;
+        pthread_mutex_unlock(&p->mu);
+        for (int i = 0; i < n; i++) {
+                int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                struct stat st;
+                if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+                        (void)posix_fadvise(fd, (off_t)offs[i], 0, POSIX_FADV_WILLNEED);
+                if (fd >= 0)
+                        close(fd);
+                free(paths[i]);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->read_ahead += (uint64_t)n;
+}
+
 static void *worker(void *u)
 {
         struct read_pool *p = u;
@@ -158,6 +210,8 @@ static void *worker(void *u)
                                 pthread_cond_signal(&p->ready);
                         continue;
                 }
+                if (p->cold) /* a worker only: the writer never waits on a disk queue */
+                        hint_ahead(p);
                 pthread_mutex_unlock(&p->mu);
                 run_job(j, &spare);
                 pthread_mutex_lock(&p->mu);
@@ -186,6 +240,14 @@ bool read_pool_help(struct read_pool *p, uint64_t max_bytes, struct tail_spare *
         pthread_mutex_unlock(&p->mu);
         run_job(j, spare);
         return true;
+}
+
+uint64_t read_pool_read_ahead(struct read_pool *p)
+{
+        pthread_mutex_lock(&p->mu);
+        uint64_t n = p->read_ahead;
+        pthread_mutex_unlock(&p->mu);
+        return n;
 }
 
 int read_pool_new(unsigned threads, struct read_pool **ret_pool)

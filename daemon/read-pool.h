@@ -40,6 +40,10 @@ int read_pool_new(unsigned threads, struct read_pool **ret_pool);
  * their owner frees them). NULL-safe; returns NULL. */
 struct read_pool *read_pool_free(struct read_pool *p);
 unsigned read_pool_threads(const struct read_pool *p);
+/* Files the workers asked the disk for ahead of their jobs: while first
+ * reads find the files outside the page cache, each job taken starts the
+ * reads of the next 8 (a cold first scan waits for the disk less). */
+uint64_t read_pool_read_ahead(struct read_pool *p);
 
 /* Queues a job (read in submission order by the first free worker). */
 int read_pool_submit(struct read_pool *p, const struct read_job_spec *spec, void *owner,

@@ -263,9 +263,12 @@ static int read_first(struct reader *rd, uint64_t budget)
 
         if (rd->cap == 0 && (r = grow(rd)) < 0)
                 return r;
-        r = reader_pread_some(rd, rd->buf, read_size(rd, budget), 0, &k);
+        bool missed;
+        r = reader_pread_first(rd, rd->buf, read_size(rd, budget), 0, &k, &missed);
         if (r < 0)
                 return r;
+        if (missed && rd->t->counters)
+                rd->t->counters->cold_reads++;
         if (k < HEAD_MAX && k < (uint64_t)rd->st.st_size)
                 return 0; /* short of the head: reader_head reads it */
         rd->head_n = k < HEAD_MAX ? k : HEAD_MAX;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "tail-reader.h"
@@ -53,6 +54,32 @@ int reader_pread_some(struct reader *rd, void *buf, size_t n, uint64_t off, size
         if (k < 0)
                 return (int)k;
         *ret_n = (size_t)k;
+        return 0;
+}
+
+int reader_pread_first(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n,
+                       bool *ret_missed)
+{
+        bool missed = false;
+
+        if (!rd->z) {
+                struct iovec iov = {buf, n};
+                ssize_t k;
+                while ((k = preadv2(rd->fd, &iov, 1, (off_t)off, RWF_NOWAIT)) < 0 && errno == EINTR)
+                        ;
+                if (k >= 0 && ((size_t)k == n || off + (uint64_t)k >= (uint64_t)rd->st.st_size)) {
+                        *ret_n = (size_t)k;
+                        *ret_missed = false;
+                        return 0;
+                }
+                /* nothing or only part of it cached: read it as always (a
+                 * kernel or file system without RWF_NOWAIT: EOPNOTSUPP) */
+                missed = k >= 0 || errno == EAGAIN;
+        }
+        int r = reader_pread_some(rd, buf, n, off, ret_n);
+        if (r < 0)
+                return r;
+        *ret_missed = missed;
         return 0;
 }
 

@@ -79,6 +79,12 @@ int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *ret_n);
 /* One read of at most n bytes (a decoder's reads are whole): fewer than n
  * at the end, or where the kernel stops short; 0 only at the end. */
 int reader_pread_some(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n);
+/* reader_pread_some for a file's first read, which also says whether the
+ * page cache held the bytes (*ret_missed false) or the disk was waited for
+ * (a first scan after a reboot). Where the kernel cannot tell (no
+ * RWF_NOWAIT), or for a compressed file, *ret_missed is false. */
+int reader_pread_first(struct reader *rd, void *buf, size_t n, uint64_t off, size_t *ret_n,
+                       bool *ret_missed);
 /* The file's first HEAD_MAX bytes as stored (not decoded), read at the first
  * call only: a read's identity checks, its compression sniff and its
  * checkpoint's head share one read. */

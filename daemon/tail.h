@@ -28,6 +28,7 @@ struct tail_counters {
         uint64_t bytes_read, lines, malformed, oversized;
         uint64_t rows_added, rows_dup, rows_merged, calls_added;
         uint64_t resets, renames, commits;
+        uint64_t cold_reads; /* first reads of a file that the page cache did not hold */
 };
 
 /* Called after each commit with the rows it held and their outcomes. */

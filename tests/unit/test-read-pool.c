@@ -8,11 +8,13 @@
  * ends exact; a cancelled job ends with -ECANCELED and drops its units. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -463,6 +465,91 @@ static void test_walk_commits(const char *tmp)
         close_run(&r);
 }
 
+/* Whether the page cache holds none of path's first byte: RWF_NOWAIT
+ * finds nothing to read without the disk. */
+static bool not_cached(const char *path)
+{
+        char b;
+        struct iovec iov = {&b, 1};
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t k = fd < 0 ? 0 : preadv2(fd, &iov, 1, 0, RWF_NOWAIT);
+        bool cold = k < 0 && errno == EAGAIN;
+        if (fd >= 0)
+                close(fd);
+        return cold;
+}
+
+/* Drops path's pages from the page cache (written back first). */
+static void drop_cached(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fdatasync(fd) < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+                exit(99);
+        close(fd);
+}
+
+/* Jobs over n files through a pool of one worker, every unit taken: the
+ * files the worker read ahead; *ret_rows the rows read. */
+static uint64_t pool_pass(char paths[][PATH_MAX], int n, int *ret_rows)
+{
+        struct read_pool *pool;
+        struct read_job *jobs[16];
+        struct read_job_spec specs[16];
+        int rows = 0;
+
+        if (read_pool_new(1, &pool) < 0)
+                exit(99);
+        for (int i = 0; i < n; i++) {
+                specs[i] = pi_job(paths[i], 64);
+                if (read_pool_submit(pool, &specs[i], NULL, &jobs[i]) < 0)
+                        exit(99);
+        }
+        for (int i = 0; i < n; i++) {
+                struct commit_unit *u;
+                while (read_job_next(jobs[i], INT64_MAX, &u) == JOB_UNIT) {
+                        rows += (int)u->n_rows;
+                        commit_unit_free(u);
+                }
+                read_job_free(jobs[i]);
+        }
+        uint64_t ahead = read_pool_read_ahead(pool);
+        read_pool_free(pool);
+        *ret_rows = rows;
+        return ahead;
+}
+
+/* A first scan of files the page cache does not hold (after a reboot):
+ * once a first read misses the cache, the worker asks the disk for the
+ * next files before it reads each one; with the files in the cache it
+ * asks for none. The rows are the same either way. */
+static void test_read_ahead(const char *tmp)
+{
+        char dir[PATH_MAX], paths[12][PATH_MAX];
+        int cold_rows, warm_rows;
+
+        pj(dir, tmp, "ahead");
+        mkdir_p(dir);
+        for (int i = 0; i < 12; i++) {
+                char id[16];
+                xsnprintf(id, sizeof(id), "ra%02d", i);
+                xsnprintf(paths[i], sizeof(paths[i]), "%s/%s.jsonl", dir, id);
+                session(paths[i], id, 700000 + i * 1000, 200, NULL);
+                drop_cached(paths[i]);
+        }
+        if (!not_cached(paths[0])) {
+                for (int i = 0; i < 3; i++)
+                        tap_ok(1, "# SKIP the page cache of %s cannot be dropped (tmpfs?)", dir);
+                return;
+        }
+        uint64_t cold = pool_pass(paths, 12, &cold_rows);
+        ok(cold >= 8, "12 files not in the page cache: the worker read %llu of them ahead",
+           (unsigned long long)cold);
+        uint64_t warm = pool_pass(paths, 12, &warm_rows);
+        is_int((int)warm, 0, "the same files in the page cache: none read ahead");
+        ok(cold_rows == 12 * 200 && warm_rows == cold_rows, "  every row read both times (%d, %d)",
+           cold_rows, warm_rows);
+}
+
 int main(void)
 {
         char *tmp = tap_tmpdir(), home[PATH_MAX], sdir[PATH_MAX], p[PATH_MAX], q[PATH_MAX], d1[PATH_MAX],
@@ -474,6 +561,7 @@ int main(void)
         log_setup(LOG_TARGET_CONSOLE, LOG_CRIT);
         test_unit_roundtrip();
         test_walk_commits(tmp);
+        test_read_ahead(tmp);
 
         pj(home, tmp, "home");
         fenv_set(&fe, "HOME", home);
