@@ -360,7 +360,7 @@ static bool client_gone(const struct client *cl)
 {
         char b;
 
-        if (cl->tail || cl->in_len || cl->out_len || busy(cl))
+        if (cl->tail || cl->streaming || cl->in_len || cl->out_len)
                 return false;
         ssize_t n = recv(cl->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
         return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);

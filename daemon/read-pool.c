@@ -153,9 +153,9 @@ static struct read_job *pending_pop(struct read_pool *p)
  * files come from the disk, a worker taking a job first asks the kernel to
  * start reading the next HINT_AHEAD pending jobs' files (WILLNEED returns
  * once the reads are queued), so the disk serves several at once: r200's
- * 221 MB, page cache dropped, 0.26 -> 0.22 s (median of 7). With the files
- * in the page cache the hints cost 6%, so they wait for a first read that
- * missed it. Called with the pool's mutex held; drops it meanwhile. */
+ * 221 MB, page cache dropped, 0.32 -> 0.24 s (median of 7). Hinting every
+ * file cost 6% with the files in the page cache, so the hints wait for a
+ * first read that missed it. Called with the pool's mutex held; drops it meanwhile. */
 #define HINT_AHEAD 8
 
 static void hint_ahead(struct read_pool *p)
