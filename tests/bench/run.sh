@@ -24,6 +24,11 @@ CORP=${AM_BENCH_CORPORA:-$B/bench-corpora}
 W=${AM_BENCH_DIR:-/tmp/agentmeterd-bench}
 PEERS=$B/peers
 RUNS=${AM_BENCH_RUNS:-5}
+# The first scans' pairs: r200's ratio to ccusage over 8 repeats on a noisy
+# VM spread 0.31-0.36 with 5 pairs, 0.32-0.35 with 11 (5 for a corpus over
+# 1 GB, whose runs take seconds).
+SCAN_RUNS=${AM_BENCH_SCAN_RUNS:-11}
+BIG_RUNS=${AM_BENCH_BIG_RUNS:-5}
 IDLE=${AM_BENCH_IDLE:-20}
 M="python3 $SRC/tests/bench/measure.py"
 command -v /usr/bin/time >/dev/null || { echo "bench: needs /usr/bin/time (apt-get install time)"; exit 1; }
@@ -93,7 +98,7 @@ for spec in "${CORPORA[@]}"; do
 	ccc="env HOME=$W/cchome TZ=UTC $CC pi daily --offline --json --pi-path $S"
 	tsc="env HOME=$d/home TOKSCALE_PRICING_CACHE_ONLY=1 TZ=UTC $TS models --home $d/home --client pi --json --no-spinner"
 	tscache=$d/home/.config/tokscale/cache
-	n=$RUNS; [ "$bytes" -gt 1000000000 ] && n=3
+	n=$SCAN_RUNS; [ "$bytes" -gt 1000000000 ] && n=$BIG_RUNS
 	echo "== $name: $(find "$S" -name '*.jsonl' | wc -l) files, $((bytes / 1000000)) MB, $(jq .events "$d/expected.json") records ($n paired runs, medians)"
 	cold='{}'
 	if [ -n "$COLD" ]; then
