@@ -10,7 +10,7 @@
 # Usage: tests/bench/harnesses.sh BUILD_DIR [--quick]
 # Corpora are cached in BUILD_DIR/bench-corpora/h-<harness>-<MB> (regenerated
 # when gen_harness.py changes); AM_BENCH_HARNESSES="gemini qwen" picks some;
-# AM_BENCH_RUNS (5), AM_BENCH_DIR, AM_BENCH_CORPORA as for run.sh.
+# AM_BENCH_RUNS (5); AM_BENCH_DIR, AM_BENCH_CORPORA as for run.sh.
 # Exits 1 when a ledger's totals differ from the generator's.
 set -eu
 B=$(cd "${1:-build}" && pwd); shift || true

@@ -23,7 +23,6 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 CORP=${AM_BENCH_CORPORA:-$B/bench-corpora}
 W=${AM_BENCH_DIR:-/tmp/agentmeterd-bench}
 PEERS=$B/peers
-RUNS=${AM_BENCH_RUNS:-5}
 # The first scans' pairs: r200's ratio to ccusage over 8 repeats on a noisy
 # VM spread 0.31-0.36 with 5 pairs, 0.32-0.35 with 11 (5 for a corpus over
 # 1 GB, whose runs take seconds).
