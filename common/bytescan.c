@@ -61,17 +61,32 @@ __attribute__((target("avx2"))) static const char *find32(const char *p, size_t 
         return k < n ? memmem(p + k, n - k, needle, m) : NULL;
 }
 
+/* The candidates among 32 positions: a at p[i], b1 or b2 at p[i + 1]. */
+__attribute__((target("avx2"))) static inline __m256i pair_mask(const char *p, __m256i va, __m256i v1,
+                                                                __m256i v2)
+{
+        __m256i x = _mm256_loadu_si256((const __m256i *)p);
+        __m256i y = _mm256_loadu_si256((const __m256i *)(p + 1));
+        return _mm256_and_si256(_mm256_cmpeq_epi8(x, va),
+                                _mm256_or_si256(_mm256_cmpeq_epi8(y, v1), _mm256_cmpeq_epi8(y, v2)));
+}
+
+/* 128 positions a step, one branch for all four blocks (most text has no
+ * candidate in them); the block with one is found after. */
 __attribute__((target("avx2"))) static const char *pair32(const char *p, const char *end, char a,
                                                           char b1, char b2)
 {
         const __m256i va = _mm256_set1_epi8(a), v1 = _mm256_set1_epi8(b1), v2 = _mm256_set1_epi8(b2);
 
+        for (; end - p > 128; p += 128) {
+                __m256i m0 = pair_mask(p, va, v1, v2), m1 = pair_mask(p + 32, va, v1, v2);
+                __m256i m2 = pair_mask(p + 64, va, v1, v2), m3 = pair_mask(p + 96, va, v1, v2);
+                __m256i any = _mm256_or_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m2, m3));
+                if (!_mm256_testz_si256(any, any))
+                        break;
+        }
         for (; end - p > 32; p += 32) {
-                __m256i x = _mm256_loadu_si256((const __m256i *)p);
-                __m256i y = _mm256_loadu_si256((const __m256i *)(p + 1));
-                __m256i m = _mm256_and_si256(_mm256_cmpeq_epi8(x, va),
-                                             _mm256_or_si256(_mm256_cmpeq_epi8(y, v1), _mm256_cmpeq_epi8(y, v2)));
-                unsigned bits = (unsigned)_mm256_movemask_epi8(m);
+                unsigned bits = (unsigned)_mm256_movemask_epi8(pair_mask(p, va, v1, v2));
                 if (bits)
                         return p + __builtin_ctz(bits);
         }

@@ -20,11 +20,13 @@ static const char *naive(const char *p, const char *end, char a, char b1, char b
 
 int main(void)
 {
-        char buf[256];
+        char buf[512];
         int bad = 0, cases = 0;
 
         srand(7);
-        for (int len = 0; len <= 200; len++) {
+        /* past 3 x 128: the 128-byte steps, each of their 32-byte blocks,
+         * and the steps of 32 and the bytes after them */
+        for (int len = 0; len <= 420; len++) {
                 for (int at = -1; at < len; at++) {
                         for (int i = 0; i < len; i++)
                                 buf[i] = "ab\"q um\"x"[rand() % 9] == '"' ? 'z' : "abcq xyz"[rand() % 8];
