@@ -70,6 +70,14 @@ static inline void bw_var(struct bw *w, uint64_t v)
         } while (v);
 }
 
+/* A NUL-terminated field of at most cap-1 bytes, as varint length + bytes. */
+static inline void bw_strv(struct bw *w, const char *s, size_t cap)
+{
+        size_t n = strnlen(s, cap - 1);
+        bw_var(w, n);
+        bw_bytes(w, s, n);
+}
+
 struct br {
         const uint8_t *p;
         size_t len, pos;
@@ -147,6 +155,20 @@ static inline void br_str(struct br *r, char *dst, size_t cap)
                 return;
         }
         memcpy(dst, q, n);
+        dst[n] = 0;
+}
+
+/* Reads a varint-length string as bw_strv writes it, checked as br_str. */
+static inline void br_strv(struct br *r, char *dst, size_t cap)
+{
+        uint64_t n = br_var(r);
+        const uint8_t *q = n < cap ? br_take(r, (size_t)n) : NULL;
+        if (!q || memchr(q, 0, (size_t)n)) {
+                r->bad = true;
+                dst[0] = 0;
+                return;
+        }
+        memcpy(dst, q, (size_t)n);
         dst[n] = 0;
 }
 

@@ -9,6 +9,7 @@
  * store_migrate moves them. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -503,7 +504,9 @@ static int migrate_calls_txn(struct ledger *l, MDB_txn *txn, void *u)
 
 static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
 {
-        MDB_val k = {.mv_size = 14, .mv_data = (void *)"schema_version"}, v = {.mv_size = 1, .mv_data = "3"};
+        char ver[16];
+        int n = snprintf(ver, sizeof(ver), "%d", LEDGER_SCHEMA_VERSION);
+        MDB_val k = {.mv_size = 14, .mv_data = (void *)"schema_version"}, v = {.mv_size = (size_t)n, .mv_data = ver};
         int rc;
 
         (void)u;

@@ -106,10 +106,13 @@ static int check_schema(struct ledger *l, MDB_txn *txn, bool create)
                          "%d; upgrade agentmeterd", l->path, ver, LEDGER_SCHEMA_VERSION);
                 return -EPROTO;
         }
-        if (create && ver == 2) {
-                /* 2 -> 3: no watermark means every row is indexed; from now
+        if (create && ver >= 2 && ver < LEDGER_SCHEMA_VERSION) {
+                /* 2 -> 4: no watermark means every row is indexed; from now
                  * on the index may lag, which a release of schema 2 would not
-                 * know: it refuses the ledger instead of counting twice */
+                 * know. 3 -> 4: rows written from now on are version-3
+                 * values, which a release of schema 3 could not decode. Each
+                 * refuses the ledger instead of counting twice or failing on
+                 * the new rows. */
                 int n = snprintf(buf, sizeof(buf), "%d", LEDGER_SCHEMA_VERSION);
                 MDB_val nv = {.mv_size = (size_t)n, .mv_data = buf};
                 return ledger_fail(l, mdb_put(txn, l->dbi[DB_META], &k, &nv, 0));

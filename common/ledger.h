@@ -9,8 +9,9 @@
 
 #include "row.h"
 
-#define LEDGER_SCHEMA_VERSION 3 /* 3: the index lags (ledger-backlog.c); 2: rows appended by
-                                 * id (ledger-store.c); 1 and 2 are migrated */
+#define LEDGER_SCHEMA_VERSION 4 /* 4: rows may be version-3 values (row.h); 3: the index lags
+                                 * (ledger-backlog.c); 2: rows appended by id (ledger-store.c);
+                                 * 1 is migrated, 2 and 3 are renumbered on a writable open */
 #define LEDGER_FILE "ledger.mdb" /* inside the state directory; with -lock */
 
 struct ledger;

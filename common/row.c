@@ -157,33 +157,101 @@ int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *re
 {
         struct bw w = {.p = buf, .cap = cap};
 
+        /* version 3: counts as varints and strings with varint lengths (a
+         * realistic r200 row: 104 bytes instead of 170); the source hash is
+         * random, so fixed */
         bw_u8(&w, ROW_FORMAT_VERSION);
-        bw_u32(&w, row->flags);
+        bw_var(&w, row->flags);
         bw_u8(&w, row->kind);
         bw_u8(&w, row->cost_source);
-        bw_u64(&w, (uint64_t)row->time_ms);
-        bw_u64(&w, row->input);
-        bw_u64(&w, row->output);
-        bw_u64(&w, row->cache_read);
-        bw_u64(&w, row->cache_write);
-        bw_u64(&w, row->reasoning);
-        bw_u64(&w, row->total);
-        bw_u64(&w, (uint64_t)row->cost_nano);
+        bw_var(&w, (uint64_t)row->time_ms);
+        bw_var(&w, row->input);
+        bw_var(&w, row->output);
+        bw_var(&w, row->cache_read);
+        bw_var(&w, row->cache_write);
+        bw_var(&w, row->cache_write_1h);
+        bw_var(&w, row->reasoning);
+        bw_var(&w, row->total);
+        bw_var(&w, (uint64_t)row->cost_nano);
         bw_u64(&w, row->source_hash);
-        bw_u32(&w, row->n_calls);
-        bw_str(&w, row->tool, sizeof(row->tool));
-        bw_str(&w, row->session, sizeof(row->session));
-        bw_str(&w, row->project, sizeof(row->project));
-        bw_str(&w, row->provider, sizeof(row->provider));
-        bw_str(&w, row->model, sizeof(row->model));
-        bw_str(&w, row->model_alias, sizeof(row->model_alias));
-        bw_u64(&w, row->cache_write_1h);
-        bw_str(&w, row->tier, sizeof(row->tier));
-        bw_str(&w, row->price_source, sizeof(row->price_source));
+        bw_var(&w, row->n_calls);
+        bw_strv(&w, row->tool, sizeof(row->tool));
+        bw_strv(&w, row->session, sizeof(row->session));
+        bw_strv(&w, row->project, sizeof(row->project));
+        bw_strv(&w, row->provider, sizeof(row->provider));
+        bw_strv(&w, row->model, sizeof(row->model));
+        bw_strv(&w, row->model_alias, sizeof(row->model_alias));
+        bw_strv(&w, row->tier, sizeof(row->tier));
+        bw_strv(&w, row->price_source, sizeof(row->price_source));
         if (w.overflow)
                 return -ENOBUFS;
         *ret_len = w.len;
         return 0;
+}
+
+/* Versions 1 and 2: fixed-width counts, u16 string lengths. */
+static void decode_v1v2(struct br *r, uint8_t version, struct usage_row *row)
+{
+        row->flags = br_u32(r);
+        row->kind = br_u8(r);
+        row->cost_source = br_u8(r);
+        row->time_ms = (int64_t)br_u64(r);
+        row->input = br_u64(r);
+        row->output = br_u64(r);
+        row->cache_read = br_u64(r);
+        row->cache_write = br_u64(r);
+        row->reasoning = br_u64(r);
+        row->total = br_u64(r);
+        row->cost_nano = (int64_t)br_u64(r);
+        row->source_hash = br_u64(r);
+        row->n_calls = br_u32(r);
+        br_str(r, row->tool, sizeof(row->tool));
+        br_str(r, row->session, sizeof(row->session));
+        br_str(r, row->project, sizeof(row->project));
+        br_str(r, row->provider, sizeof(row->provider));
+        br_str(r, row->model, sizeof(row->model));
+        br_str(r, row->model_alias, sizeof(row->model_alias));
+        if (version >= 2) {
+                row->cache_write_1h = br_u64(r);
+                br_str(r, row->tier, sizeof(row->tier));
+                br_str(r, row->price_source, sizeof(row->price_source));
+        }
+}
+
+/* A varint that must fit 32 bits (else the reader goes bad). */
+static uint32_t br_var32(struct br *r)
+{
+        uint64_t v = br_var(r);
+        if (v > UINT32_MAX)
+                r->bad = true;
+        return (uint32_t)v;
+}
+
+/* Version 3, as row_encode writes it. */
+static void decode_v3(struct br *r, struct usage_row *row)
+{
+        row->flags = br_var32(r);
+        row->kind = br_u8(r);
+        row->cost_source = br_u8(r);
+        row->time_ms = (int64_t)br_var(r);
+        row->input = br_var(r);
+        row->output = br_var(r);
+        row->cache_read = br_var(r);
+        row->cache_write = br_var(r);
+        row->cache_write_1h = br_var(r);
+        row->reasoning = br_var(r);
+        row->total = br_var(r);
+        row->cost_nano = (int64_t)br_var(r);
+        row->source_hash = br_u64(r);
+        row->n_calls = br_var32(r);
+        br_strv(r, row->tool, sizeof(row->tool));
+        br_strv(r, row->session, sizeof(row->session));
+        br_strv(r, row->project, sizeof(row->project));
+        br_strv(r, row->provider, sizeof(row->provider));
+        br_strv(r, row->model, sizeof(row->model));
+        br_strv(r, row->model_alias, sizeof(row->model_alias));
+        br_strv(r, row->tier, sizeof(row->tier));
+        br_strv(r, row->price_source, sizeof(row->price_source));
 }
 
 int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
@@ -204,30 +272,10 @@ int row_decode(const uint8_t *buf, size_t len, struct usage_row *ret_row)
         row = &scratch;
         memset(row, 0, offsetof(struct usage_row, calls));
         (void)br_u8(&r);
-        row->flags = br_u32(&r);
-        row->kind = br_u8(&r);
-        row->cost_source = br_u8(&r);
-        row->time_ms = (int64_t)br_u64(&r);
-        row->input = br_u64(&r);
-        row->output = br_u64(&r);
-        row->cache_read = br_u64(&r);
-        row->cache_write = br_u64(&r);
-        row->reasoning = br_u64(&r);
-        row->total = br_u64(&r);
-        row->cost_nano = (int64_t)br_u64(&r);
-        row->source_hash = br_u64(&r);
-        row->n_calls = br_u32(&r);
-        br_str(&r, row->tool, sizeof(row->tool));
-        br_str(&r, row->session, sizeof(row->session));
-        br_str(&r, row->project, sizeof(row->project));
-        br_str(&r, row->provider, sizeof(row->provider));
-        br_str(&r, row->model, sizeof(row->model));
-        br_str(&r, row->model_alias, sizeof(row->model_alias));
-        if (version >= 2) {
-                row->cache_write_1h = br_u64(&r);
-                br_str(&r, row->tier, sizeof(row->tier));
-                br_str(&r, row->price_source, sizeof(row->price_source));
-        }
+        if (version >= 3)
+                decode_v3(&r, row);
+        else
+                decode_v1v2(&r, version, row);
         if (r.bad || r.pos != len)
                 return -EBADMSG;
         /* The key is zero: the value does not carry it (the ledger fills it).

@@ -119,7 +119,7 @@ void row_call_key(const struct row_key *usage_key, uint32_t index, const char *c
 /* Binary encoding of the row (without calls: those live in the activity db,
  * n_calls is kept). Encoded size is at most ROW_ENCODED_MAX. */
 #define ROW_ENCODED_MAX 2048
-#define ROW_FORMAT_VERSION 2 /* 2: + cache_write_1h, tier, price_source; 1 still decodes */
+#define ROW_FORMAT_VERSION 3 /* 2: + cache_write_1h, tier, price_source; 3: varints; 1 and 2 still decode */
 int row_encode(const struct usage_row *row, uint8_t *buf, size_t cap, size_t *ret_len);
 /* -EBADMSG on a truncated or unknown-version value. Calls are not restored
  * (ret_row->calls[] is not touched; n_calls is set); the key (the LMDB key,

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A ledger of schema 1 (fixtures/ledger-schema1, made by the release before
 # rows were appended under row ids) reads the same with today's binaries:
-# read-only as it is, then moved into schema 3 by the daemon's first
+# read-only as it is, then moved into schema 4 by the daemon's first
 # writable open (also when that move is interrupted and finished by a later
 # open), with the old release's daily, model, session and tool reports each
 # time; --rebuild-rollups gives the same sums; the files it came from add
@@ -21,9 +21,9 @@ is "$(dbs "$L")" "Main DB activity identity meta rollup sessions sources usage "
 out=$("$D" --state-dir "$L" --rebuild-rollups 2>&1); rc=$?
 is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
 [ "$rc" -eq 0 ] || diag "$out"
-is "$(dbs "$L")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  it moved the rows and calls into schema 3"
-is "$(mdb_dump -n -s meta -p "$L/ledger.mdb" | grep -A1 '^ schema_version$' | tail -1 | tr -d ' ')" 3 "  schema_version 3"
-same_reports "$L" "schema 3, sums rebuilt"
+is "$(dbs "$L")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  it moved the rows and calls into schema 4"
+is "$(mdb_dump -n -s meta -p "$L/ledger.mdb" | grep -A1 '^ schema_version$' | tail -1 | tr -d ' ')" 4 "  schema_version 4"
+same_reports "$L" "schema 4, sums rebuilt"
 
 # interrupted after 2 transactions of 10 rows or calls, finished by the next open
 L2=$T/ledger2
@@ -35,7 +35,7 @@ check "  half moved: both layouts there" sh -c "mdb_stat -n -a '$L2/ledger.mdb' 
 same_reports "$L2" "half moved, read-only"
 AGENTMETER_TEST_MIGRATE_CHUNK=10 "$D" --state-dir "$L2" --rebuild-rollups >/dev/null 2>&1
 ok $? "the next open finishes the move, 10 rows or calls a transaction"
-is "$(dbs "$L2")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  schema 3"
+is "$(dbs "$L2")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  schema 4"
 same_reports "$L2" "finished after an interruption"
 
 # the same files read into the moved ledger: nothing new

@@ -2,7 +2,7 @@
 # A ledger of schema 2 (fixtures/ledger-schema2, made by the release before
 # the index could lag its rows) reads the same with today's binaries:
 # read-only as it is (nothing written), then opened writable, which makes
-# it schema 3 with the index's watermark at its last row (every row of
+# it schema 4 with the index's watermark at its last row (every row of
 # schema 2 is indexed), with the old release's daily, model, session and
 # tool reports each time; the files it came from add nothing when read
 # again; new rows wait in the backlog (the index and watermark unmoved) and
@@ -32,9 +32,9 @@ is "$(meta "$L" rowkeys_through)" "" "  a read-only open wrote nothing"
 out=$("$D" --state-dir "$L" --rebuild-rollups 2>&1); rc=$?
 is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
 [ "$rc" -eq 0 ] || diag "$out"
-is "$(meta "$L" schema_version)" "$(printf 3 | od -An -tx1 | tr -d ' ')" "  schema_version 3"
+is "$(meta "$L" schema_version)" "$(printf 4 | od -An -tx1 | tr -d ' ')" "  schema_version 4"
 is "$(meta "$L" rowkeys_through)" "$(hex16 "$n")" "  the watermark at its last row ($n)"
-same_reports "$L" "schema 3, sums rebuilt"
+same_reports "$L" "schema 4, sums rebuilt"
 
 # the same files read into the upgraded ledger: nothing new
 old_release_homes

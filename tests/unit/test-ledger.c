@@ -172,7 +172,7 @@ static void test_basic(const char *dir)
         ok(stat(path, &st) == 0, "ledger.mdb-lock exists");
         ok(strstr(ledger_path(l), "/ledger.mdb") != NULL, "ledger_path names the data file");
         r = ledger_meta_get(l, "schema_version", val, sizeof(val));
-        ok(r == 0 && strcmp(val, "3") == 0, "schema_version written at creation");
+        ok(r == 0 && strcmp(val, "4") == 0, "schema_version 4 written at creation");
         is_int(ledger_meta_get(l, "nope", val, sizeof(val)), -ENOENT, "missing meta: -ENOENT");
         is_int(ledger_meta_set(l, "k", "some value"), 0, "meta set");
         is_int(ledger_meta_get(l, "k", val, 4), -ENOBUFS, "meta get into a small buffer");
@@ -571,7 +571,7 @@ static void test_schema(const char *dir)
         r = ledger_open(dir, 0, &l);
         ok(r == -EPROTO && l == NULL, "newer schema refused: -EPROTO");
         ok(strstr(ledger_open_error(), "has schema version 7") &&
-           strstr(ledger_open_error(), "understands up to 3") &&
+           strstr(ledger_open_error(), "understands up to 4") &&
            strstr(ledger_open_error(), "upgrade agentmeterd"),
            "message: %s", ledger_open_error());
         is_str(ledger_error(NULL), ledger_open_error(), "ledger_error(NULL) is the open error");

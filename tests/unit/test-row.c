@@ -168,8 +168,75 @@ static void test_v1_decode(void)
         ok(b.cache_write_1h == 0 && b.tier[0] == 0 && b.price_source[0] == 0,
            "v1 value: the v2 fields are zero and empty");
         is_int(row_decode(buf, len - 1, &b), -EBADMSG, "a truncated v1 value is rejected");
-        is_int(row_encode(&b, out, sizeof(out), &olen), 0, "re-encoding a v1 row writes v2");
-        ok(out[0] == 2 && olen == len + 8 + 2 + 2, "v2 is v1 plus cache_write_1h and two strings");
+        is_int(row_encode(&b, out, sizeof(out), &olen), 0, "re-encoding a v1 row writes v3");
+        ok(out[0] == 3 && olen < len, "v3 is smaller (%zu bytes against v1's %zu)", olen, len);
+}
+
+/* A v2 value as the releases of ledger schema 2 and 3 wrote it: v1's fields,
+ * then cache_write_1h, tier and price source. */
+static size_t v2_value(uint8_t *buf, size_t cap)
+{
+        size_t n = v1_value(buf, cap);
+        struct bw w = {.p = buf, .cap = cap, .len = n};
+
+        buf[0] = 2;
+        bw_u64(&w, 77);
+        bw_str(&w, "priority", 256);
+        bw_str(&w, "table-2026-11-30", 256);
+        return w.overflow ? 0 : w.len;
+}
+
+static void test_v2_decode(void)
+{
+        static struct usage_row b, c;
+        uint8_t buf[512], out[ROW_ENCODED_MAX];
+        size_t len = v2_value(buf, sizeof(buf)), olen;
+
+        memset(&b, 0x55, sizeof(b));
+        is_int(row_decode(buf, len, &b), 0, "a v2 value decodes");
+        ok(b.input == 10 && b.total == 60 && b.cost_nano == 1234 && b.source_hash == 99 && b.n_calls == 2,
+           "v2 counts unchanged");
+        ok(b.cache_write_1h == 77, "v2 cache_write_1h");
+        ok(strcmp(b.tier, "priority") == 0 && strcmp(b.price_source, "table-2026-11-30") == 0 &&
+           strcmp(b.model, "claude-sonnet-4-5") == 0, "v2 strings");
+        is_int(row_decode(buf, len - 1, &b), -EBADMSG, "a truncated v2 value is rejected");
+        is_int(row_encode(&b, out, sizeof(out), &olen), 0, "re-encoding a v2 row writes v3");
+        ok(out[0] == 3 && olen + 40 <= len, "v3 of it: %zu bytes against v2's %zu", olen, len);
+        memset(&c, 0x55, sizeof(c));
+        is_int(row_decode(out, olen, &c), 0, "and the v3 value decodes");
+        ok(memcmp(&b, &c, offsetof(struct usage_row, calls)) == 0, "  to the same row");
+}
+
+/* A v3 value's varints are bounded: one longer than ten bytes, and flags or
+ * a call count past 32 bits, are refused, not truncated. */
+static void test_v3_bounds(void)
+{
+        static struct usage_row a, b;
+        uint8_t buf[ROW_ENCODED_MAX], bad[ROW_ENCODED_MAX + 16];
+        size_t len;
+
+        fill_row(&a);
+        is_int(row_encode(&a, buf, sizeof(buf), &len), 0, "encode for the bounds");
+        /* flags (byte 1 on) as an eleven-byte varint of zero */
+        bad[0] = 3;
+        memset(bad + 1, 0x80, 10);
+        bad[11] = 0;
+        size_t flen = 1; /* the encoded flags' bytes, from buf + 1 */
+        while (buf[flen] & 0x80)
+                flen++;
+        const uint8_t *rest = buf + 1 + flen; /* the fields after them */
+        size_t nrest = len - 1 - flen;
+        memcpy(bad + 12, rest, nrest);
+        is_int(row_decode(bad, 12 + nrest, &b), -EBADMSG, "an eleven-byte varint is refused");
+        /* flags of 2^32 (five bytes: 0x80 x4, 0x10) */
+        memcpy(bad + 1, "\x80\x80\x80\x80\x10", 5);
+        memcpy(bad + 6, rest, nrest);
+        is_int(row_decode(bad, 6 + nrest, &b), -EBADMSG, "flags past 32 bits are refused");
+        /* the same value with flags of 2^32 - 1 decodes */
+        memcpy(bad + 1, "\xff\xff\xff\xff\x0f", 5);
+        is_int(row_decode(bad, 6 + nrest, &b), 0, "flags of 2^32 - 1 decode");
+        ok(b.flags == UINT32_MAX && b.input == a.input && strcmp(b.model, a.model) == 0,
+           "  with the rest of the row after them");
 }
 
 static void test_encode(void)
@@ -282,6 +349,8 @@ int main(void)
         test_set_str();
         test_encode();
         test_v1_decode();
+        test_v2_decode();
+        test_v3_bounds();
         test_names();
         test_batch();
         return tap_done();
