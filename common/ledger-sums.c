@@ -11,9 +11,11 @@
 #define SESSION_KEY_MAX (ROW_TOOL_MAX + ROW_SESSION_MAX)
 #define SUMS_FIELDS 11
 /* First byte of rollup and session values. 1: the sums end with
- * computed_events; 2: cache_write_1h follows it. Both decode. */
+ * computed_events; 2: cache_write_1h follows it; 3: every number a varint
+ * and a session's strings with varint lengths (ledger schema 4). All
+ * decode; a value is written again as 3 when its sums move. */
 #define SUMS_VERSION_MIN 1
-#define SUMS_VERSION 2
+#define SUMS_VERSION 3
 
 /* Sums saturate and then stay saturated (a sum of rows within row-bounds.h
  * needs millions of maximal rows to get there): adding never wraps a total
@@ -89,27 +91,33 @@ static void sums_put(struct bw *w, const struct usage_sums *s)
                                          s->events, s->priced_events, s->token_events,
                                          s->calls};
         for (int i = 0; i < SUMS_FIELDS; i++)
-                bw_u64(w, f[i]);
-        bw_u64(w, s->computed_events);
-        bw_u64(w, s->cache_write_1h);
+                bw_var(w, f[i]);
+        bw_var(w, s->computed_events);
+        bw_var(w, s->cache_write_1h);
+}
+
+/* A fixed-width number in versions 1 and 2, a varint from 3 on. */
+static uint64_t sums_num(struct br *r, uint8_t version)
+{
+        return version >= 3 ? br_var(r) : br_u64(r);
 }
 
 /* version: the value's first byte (SUMS_VERSION_MIN..SUMS_VERSION) */
 static void sums_get(struct br *r, struct usage_sums *s, uint8_t version)
 {
-        s->input = br_u64(r);
-        s->output = br_u64(r);
-        s->cache_read = br_u64(r);
-        s->cache_write = br_u64(r);
-        s->reasoning = br_u64(r);
-        s->total = br_u64(r);
-        s->cost_nano = (int64_t)br_u64(r);
-        s->events = br_u64(r);
-        s->priced_events = br_u64(r);
-        s->token_events = br_u64(r);
-        s->calls = br_u64(r);
-        s->computed_events = br_u64(r);
-        s->cache_write_1h = version >= 2 ? br_u64(r) : 0;
+        s->input = sums_num(r, version);
+        s->output = sums_num(r, version);
+        s->cache_read = sums_num(r, version);
+        s->cache_write = sums_num(r, version);
+        s->reasoning = sums_num(r, version);
+        s->total = sums_num(r, version);
+        s->cost_nano = (int64_t)sums_num(r, version);
+        s->events = sums_num(r, version);
+        s->priced_events = sums_num(r, version);
+        s->token_events = sums_num(r, version);
+        s->calls = sums_num(r, version);
+        s->computed_events = sums_num(r, version);
+        s->cache_write_1h = version >= 2 ? sums_num(r, version) : 0;
 }
 
 static bool sums_version_ok(uint8_t v)
@@ -192,10 +200,15 @@ static int session_decode(const MDB_val *k, const MDB_val *v, struct session_ent
         memcpy(e->tool, k->mv_data, t);
         memcpy(e->session, nul + 1, k->mv_size - t - 1);
         sums_get(&r, &e->sums, version);
-        e->first_ms = (int64_t)br_u64(&r);
-        e->last_ms = (int64_t)br_u64(&r);
-        br_str(&r, e->project, sizeof(e->project));
-        br_str(&r, e->model, sizeof(e->model));
+        e->first_ms = (int64_t)sums_num(&r, version);
+        e->last_ms = (int64_t)sums_num(&r, version);
+        if (version >= 3) {
+                br_strv(&r, e->project, sizeof(e->project));
+                br_strv(&r, e->model, sizeof(e->model));
+        } else {
+                br_str(&r, e->project, sizeof(e->project));
+                br_str(&r, e->model, sizeof(e->model));
+        }
         return r.bad || r.pos != r.len ? -EBADMSG : 0;
 }
 
@@ -237,7 +250,7 @@ void ledger_sums_discard(struct ledger *l)
 
 static int pending_write(struct ledger *l, MDB_txn *txn, const struct sums_pending *p)
 {
-        uint8_t vb[64 + 8 * (SUMS_FIELDS + 2) + ROW_PROJECT_MAX + ROW_MODEL_MAX];
+        uint8_t vb[64 + 10 * (SUMS_FIELDS + 4) + ROW_PROJECT_MAX + ROW_MODEL_MAX];
         MDB_dbi dbi = l->dbi[p->kind == PEND_ROLLUP ? DB_ROLLUP : DB_SESSIONS];
         MDB_val k = {.mv_size = p->klen, .mv_data = (void *)p->key}, v;
         struct bw w = {.p = vb, .cap = sizeof(vb)};
@@ -247,10 +260,10 @@ static int pending_write(struct ledger *l, MDB_txn *txn, const struct sums_pendi
         bw_u8(&w, SUMS_VERSION);
         sums_put(&w, &p->e.sums);
         if (p->kind == PEND_SESSION) {
-                bw_u64(&w, (uint64_t)p->e.first_ms);
-                bw_u64(&w, (uint64_t)p->e.last_ms);
-                bw_str(&w, p->e.project, sizeof(p->e.project));
-                bw_str(&w, p->e.model, sizeof(p->e.model));
+                bw_var(&w, (uint64_t)p->e.first_ms);
+                bw_var(&w, (uint64_t)p->e.last_ms);
+                bw_strv(&w, p->e.project, sizeof(p->e.project));
+                bw_strv(&w, p->e.model, sizeof(p->e.model));
         }
         if (w.overflow)
                 return -ENOBUFS;

@@ -4,9 +4,10 @@
 # binaries: read-only as it is (nothing written), then opened writable,
 # which makes it schema 4 (so that release refuses it instead of failing on
 # the new rows), with the old release's daily, model, session and tool
-# reports each time; --rebuild-rollups gives the same sums; the files it
-# came from add nothing when read again; new rows are written as version-3
-# values next to the old version-2 ones, and both count in the reports.
+# reports each time; --rebuild-rollups gives the same sums, written as
+# version-3 values; the files it came from add nothing when read again; new
+# rows are version-3 values next to the old version-2 ones, and both count
+# in the reports.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 command -v mdb_dump >/dev/null || skip_all "mdb_dump (lmdb-utils) not installed"
 new_env
@@ -19,19 +20,23 @@ meta() { # DIR KEY: the value as mdb_dump prints it in hex
 }
 entries() { mdb_stat -n -s "$2" "$1/ledger.mdb" | sed -n 's/^ *Entries: //p'; }
 hexof() { printf %s "$1" | od -An -tx1 | tr -d ' \n'; }
-# the count of each row value version in db rows: a value is the row's
-# 16-byte content key, then the version byte
-versions() {
-	mdb_dump -n -s rows "$1/ledger.mdb" |
-		awk 'h && $1 != "DATA=END" && (i++ % 2) == 1 { print substr($1, 33, 2) } /^HEADER=END/ { h = 1 }' |
+# the count of each value version in a db (DIR DB SKIP): the version is the
+# byte after SKIP bytes (a row's value starts with its 16-byte content key)
+versions_of() {
+	mdb_dump -n -s "$2" "$1/ledger.mdb" |
+		awk -v at=$(($3 * 2 + 1)) 'h && $1 != "DATA=END" && (i++ % 2) == 1 { print substr($1, at, 2) } /^HEADER=END/ { h = 1 }' |
 		sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }'
 }
+versions() { versions_of "$1" rows 16; }
 L=$T/ledger
 mkdir -p "$L"
 cp "$FX/ledger.mdb" "$L/"
 is "$(meta "$L" schema_version)" "$(hexof 3)" "the fixture is schema 3"
 n=$(entries "$L" rows)
 is "$(versions "$L")" "02:$n " "  its $n rows are version-2 values"
+nr=$(entries "$L" rollup); ns=$(entries "$L" sessions)
+is "$(versions_of "$L" rollup 0)$(versions_of "$L" sessions 0)" "02:$nr 02:$ns " \
+	"  its $nr rollups and $ns session sums version-2 values"
 same_reports "$L" "read-only, as it is"
 is "$(meta "$L" schema_version)" "$(hexof 3)" "  a read-only open wrote nothing"
 
@@ -41,6 +46,8 @@ is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
 is "$(meta "$L" schema_version)" "$(hexof 4)" "  schema_version 4"
 same_reports "$L" "schema 4, sums rebuilt from the version-2 rows"
 is "$(versions "$L")" "02:$n " "  the old rows left as they were"
+is "$(versions_of "$L" rollup 0)$(versions_of "$L" sessions 0)" "03:$nr 03:$ns " \
+	"  the rebuilt rollups and session sums written as version 3"
 
 # the same files read into the upgraded ledger: nothing new
 old_release_homes
