@@ -7,7 +7,7 @@
 # reports each time; --rebuild-rollups gives the same sums, written as
 # version-3 values; the files it came from add nothing when read again; new
 # rows are version-3 values next to the old version-2 ones, and both count
-# in the reports.
+# in the reports (with the tool calls of both).
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 command -v mdb_dump >/dev/null || skip_all "mdb_dump (lmdb-utils) not installed"
 new_env
@@ -34,6 +34,7 @@ cp "$FX/ledger.mdb" "$L/"
 is "$(meta "$L" schema_version)" "$(hexof 3)" "the fixture is schema 3"
 n=$(entries "$L" rows)
 is "$(versions "$L")" "02:$n " "  its $n rows are version-2 values"
+nc=$(entries "$L" calls)
 nr=$(entries "$L" rollup); ns=$(entries "$L" sessions)
 is "$(versions_of "$L" rollup 0)$(versions_of "$L" sessions 0)" "02:$nr 02:$ns " \
 	"  its $nr rollups and $ns session sums version-2 values"
@@ -64,6 +65,9 @@ new=$(jq -r .events <<<"$g")
 out=$(PI_CODING_AGENT_SESSION_DIR=$T/more "$D" --state-dir "$L" --once 2>&1)
 like "$out" " $new rows added" "new sessions: $new rows added"
 is "$(versions "$L")" "02:$n 03:$new " "  as version-3 values, the $n old rows still version 2"
+newc=$(jq -r .calls <<<"$g")
+is "$("$C" --state-dir "$L" report tool --json 2>/dev/null | jq .totals.calls)" "$((nc + newc))" \
+	"  the tool report counts both: $((nc + newc)) calls"
 after=$("$C" --state-dir "$L" report daily --json 2>/dev/null | jq -c '.totals | [.events, .input_tokens, .output_tokens]')
 want=$(jq -nc --argjson b "$before" --argjson g "$g" '[$b[0] + $g.events, $b[1] + $g.input, $b[2] + $g.output]')
 is "$after" "$want" "  the totals: the old rows' plus the generator's ($want)"
