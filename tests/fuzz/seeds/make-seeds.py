@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Writes the seeds of the zstream and archive fuzz targets from the
+"""Writes the seeds of the zstream, archive and decode fuzz targets from the
 fixtures (run from the checkout: python3 tests/fuzz/seeds/make-seeds.py).
 zstream/: compressed sources as the daemon meets them (a Codex rollout,
 frames one after another, a skippable frame, a cut frame, an empty frame).
 archive/: a control byte (bit 0 cold, bit 1 zstd, bits 2-5 a row budget)
-and an OpenClaw archive: deleted-session lines or cold restore records."""
+and an OpenClaw archive: deleted-session lines or cold restore records.
+decode/: ledger row values of versions 2 and 3 (common/row.c), whole and
+with a varint too long or too large."""
 import json, os, subprocess
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -58,3 +60,30 @@ put("archive", "cold-identity", b"\x01" + cold_text)
 put("archive", "cold-zstd-budget2", bytes([3 | 2 << 2]) + zstd(cold_text))
 put("archive", "cold-cut", b"\x03" + zstd(cold_text)[:-7])
 put("archive", "deleted-no-newline", bytes([0 | 3 << 2]) + deleted.rstrip(b"\n"))
+
+
+def var(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def u(n, width):
+    return n.to_bytes(width, "little")
+
+
+strs = [b"pi", b"sess-1", b"/home/u/proj", b"anthropic", b"claude-sonnet-4-5", b"", b"priority", b"table-2026-12-01"]
+counts = [1796000000000, 1200, 340, 50000, 800, 30, 12, 52370, 1234567]  # time, input .. cost (v3 order)
+v2 = (b"\x02" + u(1, 4) + b"\x01\x01" + u(counts[0], 8) + b"".join(u(c, 8) for c in (1200, 340, 50000, 800, 12, 52370, 1234567))
+      + u(0x0102030405060708, 8) + u(2, 4) + b"".join(u(len(x), 2) + x for x in strs[:6]) + u(30, 8)
+      + b"".join(u(len(x), 2) + x for x in strs[6:]))
+v3 = (b"\x03" + var(1) + b"\x01\x01" + b"".join(var(c) for c in counts) + u(0x0102030405060708, 8) + var(2)
+      + b"".join(var(len(x)) + x for x in strs))
+put("decode", "row-v2", v2)
+put("decode", "row-v3", v3)
+put("decode", "row-v3-overlong-varint", b"\x03" + b"\x80" * 10 + b"\x00" + v3[2:])
+put("decode", "row-v3-flags-past-32-bits", b"\x03" + b"\x80\x80\x80\x80\x10" + v3[2:])
+put("decode", "row-v3-cut", v3[:-5])
