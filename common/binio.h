@@ -140,28 +140,11 @@ static inline uint64_t br_var(struct br *r)
         return 0;
 }
 
-/* Reads a u16-length string into dst (capacity cap, NUL-terminated); a
- * length that does not fit, or an embedded NUL, marks the reader bad. */
-static inline void br_str(struct br *r, char *dst, size_t cap)
+/* The n bytes of a string whose length was read, into dst (capacity cap,
+ * NUL-terminated); a length that does not fit, or an embedded NUL, marks the
+ * reader bad. */
+static inline void br_str_body(struct br *r, uint64_t n, char *dst, size_t cap)
 {
-        const uint8_t *q = br_take(r, 2);
-        size_t n = q ? (size_t)q[0] | (size_t)q[1] << 8 : 0;
-        if (n >= cap)
-                r->bad = true;
-        q = br_take(r, n);
-        if (!q || memchr(q, 0, n)) {
-                r->bad = true;
-                dst[0] = 0;
-                return;
-        }
-        memcpy(dst, q, n);
-        dst[n] = 0;
-}
-
-/* Reads a varint-length string as bw_strv writes it, checked as br_str. */
-static inline void br_strv(struct br *r, char *dst, size_t cap)
-{
-        uint64_t n = br_var(r);
         const uint8_t *q = n < cap ? br_take(r, (size_t)n) : NULL;
         if (!q || memchr(q, 0, (size_t)n)) {
                 r->bad = true;
@@ -170,6 +153,19 @@ static inline void br_strv(struct br *r, char *dst, size_t cap)
         }
         memcpy(dst, q, (size_t)n);
         dst[n] = 0;
+}
+
+/* Reads a u16-length string into dst (capacity cap, NUL-terminated), as
+ * br_str_body checks it. */
+static inline void br_str(struct br *r, char *dst, size_t cap)
+{
+        br_str_body(r, br_u16(r), dst, cap);
+}
+
+/* Reads a varint-length string as bw_strv writes it, checked as br_str. */
+static inline void br_strv(struct br *r, char *dst, size_t cap)
+{
+        br_str_body(r, br_var(r), dst, cap);
 }
 
 /* Big-endian, for keys that must sort numerically. */
