@@ -135,6 +135,13 @@ same_reports() { # same_reports DIR WHAT: daily, model, session and tool reports
 		is "$(report_of "$1" "$r")" "$(old_report "$r")" "$2: $r report equals the old release's"
 	done
 }
+# ledger_meta DIR KEY: a db meta value of DIR's ledger as mdb_dump prints
+# it in hex; ledger_entries DIR DB: the entries of one of its dbs
+ledger_meta() {
+	mdb_dump -n -s meta "$1/ledger.mdb" | awk -v k="$(printf %s "$2" | od -An -tx1 | tr -d ' \n')" \
+		'f { print substr($1, 1); exit } $1 == k { f = 1 }'
+}
+ledger_entries() { mdb_stat -n -s "$2" "$1/ledger.mdb" | sed -n 's/^ *Entries: //p'; }
 # The harness fixtures those ledgers were made from, into $HOME
 old_release_homes() {
 	mkdir -p "$HOME/.pi"

@@ -13,27 +13,22 @@ new_env
 export TZ=UTC
 FX=$FIX/ledger-schema2
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
-meta() { # DIR KEY: the value as mdb_dump prints it in hex
-	mdb_dump -n -s meta "$1/ledger.mdb" | awk -v k="$(printf %s "$2" | od -An -tx1 | tr -d ' \n')" \
-		'f { print substr($1, 1); exit } $1 == k { f = 1 }'
-}
-entries() { mdb_stat -n -s "$2" "$1/ledger.mdb" | sed -n 's/^ *Entries: //p'; }
 hex16() { printf '%016x' "$1"; }
 L=$T/ledger
 mkdir -p "$L"
 cp "$FX/ledger.mdb" "$L/"
-is "$(meta "$L" schema_version)" "$(printf 2 | od -An -tx1 | tr -d ' ')" "the fixture is schema 2"
-is "$(meta "$L" rowkeys_through)" "" "  without a watermark"
-n=$(entries "$L" rows)
-is "$(entries "$L" rowkeys)" "$n" "  every one of its $n rows indexed"
+is "$(ledger_meta "$L" schema_version)" "$(printf 2 | od -An -tx1 | tr -d ' ')" "the fixture is schema 2"
+is "$(ledger_meta "$L" rowkeys_through)" "" "  without a watermark"
+n=$(ledger_entries "$L" rows)
+is "$(ledger_entries "$L" rowkeys)" "$n" "  every one of its $n rows indexed"
 same_reports "$L" "read-only, as it is"
-is "$(meta "$L" rowkeys_through)" "" "  a read-only open wrote nothing"
+is "$(ledger_meta "$L" rowkeys_through)" "" "  a read-only open wrote nothing"
 
 out=$("$D" --state-dir "$L" --rebuild-rollups 2>&1); rc=$?
 is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
 [ "$rc" -eq 0 ] || diag "$out"
-is "$(meta "$L" schema_version)" "$(printf 4 | od -An -tx1 | tr -d ' ')" "  schema_version 4"
-is "$(meta "$L" rowkeys_through)" "$(hex16 "$n")" "  the watermark at its last row ($n)"
+is "$(ledger_meta "$L" schema_version)" "$(printf 4 | od -An -tx1 | tr -d ' ')" "  schema_version 4"
+is "$(ledger_meta "$L" rowkeys_through)" "$(hex16 "$n")" "  the watermark at its last row ($n)"
 same_reports "$L" "schema 4, sums rebuilt"
 
 # the same files read into the upgraded ledger: nothing new
@@ -48,21 +43,21 @@ g=$($GEN corpus "$T/more" --files 3 --pairs 20 --small --seed 5)
 new=$(jq -r .events <<<"$g")
 out=$(PI_CODING_AGENT_SESSION_DIR=$T/more "$D" --state-dir "$L" --once 2>&1)
 like "$out" " $new rows added" "new sessions: $new rows added"
-is "$(entries "$L" rows) $(entries "$L" rowkeys) $(meta "$L" rowkeys_through)" "$((n + new)) $n $(hex16 "$n")" \
+is "$(ledger_entries "$L" rows) $(ledger_entries "$L" rowkeys) $(ledger_meta "$L" rowkeys_through)" "$((n + new)) $n $(hex16 "$n")" \
 	"  rows $((n + new)); the index and its watermark unmoved (the new keys wait in the backlog)"
 cp -a "$T/more" "$T/copy"   # the same calls under other file names (as a fork copies them)
 out=$(PI_CODING_AGENT_SESSION_DIR=$T/copy "$D" --state-dir "$L" --once 2>&1)
 like "$out" " 0 rows added (" "  copies of them, read by a new process: each already counted"
-is "$(entries "$L" rows)" "$((n + new))" "  still $((n + new)) rows"
+is "$(ledger_entries "$L" rows)" "$((n + new))" "  still $((n + new)) rows"
 g=$($GEN corpus "$T/more2" --files 2 --pairs 10 --small --seed 6)
 new2=$(jq -r .events <<<"$g")
 out=$(AGENTMETER_TEST_BACKLOG_KEYS=10 PI_CODING_AGENT_SESSION_DIR=$T/more2 "$D" --state-dir "$L" --once 2>&1)
 like "$out" " $new2 rows added" "with the index written at 10 keys: $new2 more rows added"
-rows=$(entries "$L" rows)
-is "$(entries "$L" rowkeys)" "$rows" "  the backlog went into the index: $rows entries"
+rows=$(ledger_entries "$L" rows)
+is "$(ledger_entries "$L" rowkeys)" "$rows" "  the backlog went into the index: $rows entries"
 # the last key of db rows (after the header, keys and values alternate)
 last=$(mdb_dump -n -s rows "$L/ledger.mdb" | awk 'h && $1 != "DATA=END" && (i++ % 2) == 0 { k = $1 } /^HEADER=END/ { h = 1 } END { print k }')
-is "$(meta "$L" rowkeys_through)" "$last" "  the watermark at the last row id"
+is "$(ledger_meta "$L" rowkeys_through)" "$last" "  the watermark at the last row id"
 out=$(PI_CODING_AGENT_SESSION_DIR=$T/more2 "$D" --state-dir "$L" --once 2>&1)
 like "$out" " 0 rows added" "  read again: each found in the index"
 done_testing

@@ -14,11 +14,6 @@ new_env
 export TZ=UTC
 FX=$FIX/ledger-schema3
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
-meta() { # DIR KEY: the value as mdb_dump prints it in hex
-	mdb_dump -n -s meta "$1/ledger.mdb" | awk -v k="$(printf %s "$2" | od -An -tx1 | tr -d ' \n')" \
-		'f { print substr($1, 1); exit } $1 == k { f = 1 }'
-}
-entries() { mdb_stat -n -s "$2" "$1/ledger.mdb" | sed -n 's/^ *Entries: //p'; }
 hexof() { printf %s "$1" | od -An -tx1 | tr -d ' \n'; }
 # the count of each value version in a db (DIR DB SKIP): the version is the
 # byte after SKIP bytes (a row's value starts with its 16-byte content key)
@@ -31,20 +26,20 @@ versions() { versions_of "$1" rows 16; }
 L=$T/ledger
 mkdir -p "$L"
 cp "$FX/ledger.mdb" "$L/"
-is "$(meta "$L" schema_version)" "$(hexof 3)" "the fixture is schema 3"
-n=$(entries "$L" rows)
+is "$(ledger_meta "$L" schema_version)" "$(hexof 3)" "the fixture is schema 3"
+n=$(ledger_entries "$L" rows)
 is "$(versions "$L")" "02:$n " "  its $n rows are version-2 values"
-nc=$(entries "$L" calls)
-nr=$(entries "$L" rollup); ns=$(entries "$L" sessions)
+nc=$(ledger_entries "$L" calls)
+nr=$(ledger_entries "$L" rollup); ns=$(ledger_entries "$L" sessions)
 is "$(versions_of "$L" rollup 0)$(versions_of "$L" sessions 0)" "02:$nr 02:$ns " \
 	"  its $nr rollups and $ns session sums version-2 values"
 same_reports "$L" "read-only, as it is"
-is "$(meta "$L" schema_version)" "$(hexof 3)" "  a read-only open wrote nothing"
+is "$(ledger_meta "$L" schema_version)" "$(hexof 3)" "  a read-only open wrote nothing"
 
 out=$("$D" --state-dir "$L" --rebuild-rollups 2>&1); rc=$?
 is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
 [ "$rc" -eq 0 ] || diag "$out"
-is "$(meta "$L" schema_version)" "$(hexof 4)" "  schema_version 4"
+is "$(ledger_meta "$L" schema_version)" "$(hexof 4)" "  schema_version 4"
 same_reports "$L" "schema 4, sums rebuilt from the version-2 rows"
 is "$(versions "$L")" "02:$n " "  the old rows left as they were"
 is "$(versions_of "$L" rollup 0)$(versions_of "$L" sessions 0)" "03:$nr 03:$ns " \
