@@ -229,6 +229,11 @@ struct adapter {
         const char *display_name;
         struct capabilities caps;
         const char *const *env;   /* NULL-terminated: every variable that can move its files */
+        /* NULL when the adapter has been checked against files the harness
+         * itself wrote (samples/realgen, a public capture); otherwise why
+         * not, e.g. "written from public format facts; no real capture yet".
+         * status shows it, so a user knows which figures are unproven. */
+        const char *unverified;
         /* This harness runs `agentmeterctl statusline` with its status-line
          * JSON on stdin: a request naming no harness is about this one. */
         bool statusline_host;

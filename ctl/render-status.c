@@ -193,6 +193,8 @@ static void harness(FILE *f, struct json_object *h)
         if (jstr(caps, "events") && strcmp(jstr(caps, "events"), "calls") != 0)
                 fprintf(f, ", events %s", jstr(caps, "events"));
         fputc('\n', f);
+        if (jstr(h, "unverified"))
+                fprintf(f, "  unverified  %s\n", jstr(h, "unverified"));
         for (size_t i = 0; roots && i < json_object_array_length(roots); i++) {
                 struct json_object *r = json_object_array_get_idx(roots, i);
                 const char *label = jstr(r, "label");

@@ -212,6 +212,9 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(caps, "reasoning", json_object_new_string(cap_reasoning_name(a->caps.reasoning)));
         add(caps, "events", json_object_new_string(cap_events_name(a->caps.events)));
         add(h, "capabilities", caps);
+        add(h, "verified", json_object_new_boolean(a->unverified == NULL));
+        if (a->unverified)
+                add(h, "unverified", json_object_new_string(a->unverified));
         for (size_t i = 0; i < rl->n; i++) {
                 const struct root *r = &rl->v[i];
                 if (r->adapter != a)
