@@ -33,10 +33,10 @@ SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wno-format-nonliteral -Wvla
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libpq is loaded with dlopen when a team ledger is used (common/pq.h): its
+# libpq is loaded with dlopen when a team ledger is used (common/team-ledger/pq.h): its
 # headers only, never linked (it would load 24 shared objects into every start)
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq,$(PKGS)) 2>/dev/null)
-# ncurses only for `agentmeterctl top` (ctl/top.c): the daemon never links it.
+# ncurses only for `agentmeterctl top` (ctl/top/top.c): the daemon never links it.
 CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
 CURSES_LIBS   = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 # CPPFLAGS, CFLAGS and LDFLAGS from the environment come last (dpkg-buildflags'
@@ -45,16 +45,22 @@ ALL_CFLAGS = -std=gnu17 $(OPT) $(SAN) $(WARN) -D_GNU_SOURCE -DAM_VERSION='"$(VER
              -Icommon -Iadapters -Idaemon -Ictl $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDLIBS = $(SAN) $(PKG_LIBS) -lm $(LDLIBS)
 
-LIB_SRC    := $(wildcard common/*.c) $(wildcard adapters/*.c) \
-              $(filter-out daemon/agentmeterd.c,$(wildcard daemon/*.c))
+# Every .c below common/, adapters/ and daemon/ (their rooms one folder deep)
+# but the daemon's main; agentmeterctl's likewise below ctl/.
+rooms       = $(wildcard $(1)/*.c $(1)/*/*.c)
+LIB_SRC    := $(call rooms,common) $(call rooms,adapters) \
+              $(filter-out daemon/agentmeterd.c,$(call rooms,daemon))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/prices-data.o
-CTL_SRC    := $(filter-out ctl/agentmeterctl.c,$(wildcard ctl/*.c))
+CTL_SRC    := $(filter-out ctl/agentmeterctl.c,$(call rooms,ctl))
 CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
-UNIT_SRC   := $(wildcard tests/unit/test-*.c)
-UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# Unit tests mirror the tree (tests/unit/common/ledger/test-ledger.c tests
+# common/ledger/); each binary is $(BUILD)/tests/test-NAME, names unique.
+UNIT_SRC   := $(shell find tests/unit -name 'test-*.c' | sort)
+UNIT_BIN   := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRC)))
 TOOL_SRC   := $(wildcard tests/bench/*.c) $(wildcard tests/lib/*.c)
 TOOL_BIN   := $(TOOL_SRC:tests/%.c=$(BUILD)/tools/%)
-HEADERS    := $(wildcard common/*.h adapters/*.h daemon/*.h ctl/*.h tests/unit/*.h)
+HEADERS    := $(foreach r,common adapters daemon ctl,$(wildcard $(r)/*.h $(r)/*/*.h)) \
+              $(shell find tests/unit -name '*.h')
 # Fuzz targets: one line-parser target per adapter in the registry, plus the
 # protocol, the ledger's binary values, time parsing, compressed sources
 # (common/zstream.h) and OpenClaw archive records. `all` builds each
@@ -108,11 +114,11 @@ $(BUILD)/libagentmeterctl.a: $(CTL_OBJ)
 	@rm -f $@
 	ar rcsT $@ $^
 
-$(BUILD)/ctl/top.o: ALL_CFLAGS += $(CURSES_CFLAGS)
+$(BUILD)/ctl/top/top.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 
-# XXH3's AVX2 variant (common/xxh.h), chosen at run time on CPUs that have it
+# XXH3's AVX2 variant (common/hash/xxh.h), chosen at run time on CPUs that have it
 ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
-$(BUILD)/common/xxh-avx2.o: ALL_CFLAGS += -mavx2
+$(BUILD)/common/hash/xxh-avx2.o: ALL_CFLAGS += -mavx2
 endif
 
 # agentmeterctl starts once per status line and per report, so its libraries
@@ -132,9 +138,15 @@ $(BUILD)/agentmeterctl: $(BUILD)/ctl/agentmeterctl.o $(BUILD)/libagentmeterctl.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CTL_LDLIBS)
 
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(ALL_LDLIBS)
+# the tests' own headers (tap.h, testutil.h) from any depth of tests/unit
+$(BUILD)/tests/unit/%.o: ALL_CFLAGS += -Itests/unit
+
+define unit_test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/$(1:.c=.o) $(BUILD)/libagentmeterctl.a $(BUILD)/libagentmeter.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) -o $$@ $$^ $$(ALL_LDLIBS)
+endef
+$(foreach t,$(UNIT_SRC),$(eval $(call unit_test_rule,$(t))))
 
 $(BUILD)/tools/%: $(BUILD)/tests/%.o $(BUILD)/libagentmeter.a
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "adapter.h"
-#include "jscan.h"
+#include "json/jscan.h"
 
 struct json_object;
 

@@ -1,7 +1,7 @@
 /* The budgets file (~/.config/agentmeterd/budgets.conf): spending limits
  * per day, week or month, in USD or tokens, total or for one harness,
  * model or project, with warning levels; parsed here, evaluated by
- * daemon/budget.c. Format in agentmeterd(8), "BUDGETS". */
+ * daemon/budget/budget.c. Format in agentmeterd(8), "BUDGETS". */
 #pragma once
 
 #include <stdbool.h>

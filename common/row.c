@@ -9,7 +9,7 @@
 
 #include "binio.h"
 #include "row.h"
-#include "xxh.h"
+#include "hash/xxh.h"
 
 void row_set_str(char *dst, size_t cap, const char *src, size_t len)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report-blocks.h" /* the five-hour rule and the live figures */
+#include "report/blocks.h" /* the five-hour rule and the live figures */
 
 struct block_call {
         char key[33];       /* row key hex; "" = unkeyed */

@@ -5,16 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "budget/budget.h"
 #include "metrics.h"
 #include "prices.h"
 #include "commands.h"
 #include "proto.h"
 #include "ratelimits.h"
-#include "report.h"
+#include "report/report.h"
 #include "status.h"
 #include "statusline-answer.h"
-#include "team.h"
+#include "team-push/team.h"
 
 static int cmd_status(const struct command_env *e, json_object **ret_result)
 {

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ingest.h"
-#include "ledger.h"
-#include "watch.h"
+#include "ingest/ingest.h"
+#include "ledger/ledger.h"
+#include "watch/watch.h"
 
 struct json_object;
 struct budget;

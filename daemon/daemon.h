@@ -1,6 +1,6 @@
 /* The running daemon's parts, as main wires them together: the loop, the
  * ledger, the ingest engine, the watches and the socket, and the state the
- * loop's handlers share (daemon/pipeline.c, daemon/once.c). */
+ * loop's handlers share (daemon/ingest/pipeline.c, daemon/once.c). */
 #pragma once
 
 #include <limits.h>

@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "expo.h"
-#include "ingest.h"
+#include "ingest/ingest.h"
 #include "log.h"
 #include "metrics.h"
-#include "pricing.h"
+#include "pricing/pricing.h"
 #include "registry.h"
-#include "report-build.h"
+#include "report/build.h"
 #include "timefmt.h"
 
 #define TICK_USEC 1000000ULL  /* at most one write a second */

@@ -7,10 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ingest.h"
+#include "ingest/ingest.h"
 #include "log.h"
 #include "once.h"
-#include "progress.h"
+#include "ingest/progress.h"
 #include "registry.h"
 
 int once_run(struct daemon *d, struct timespec *ret_start)

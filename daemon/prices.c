@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ledger.h"
+#include "ledger/ledger.h"
 #include "log.h"
 #include "paths.h"
 #include "prices.h"

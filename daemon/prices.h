@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ledger-reprice.h"
-#include "pricing.h"
+#include "ledger/reprice.h"
+#include "pricing/pricing.h"
 
 struct json_object;
 struct prices;

@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include "control.h"
-#include "ingest.h"
-#include "ledger.h"
+#include "ingest/ingest.h"
+#include "ledger/ledger.h"
 #include "ratelimits.h"
 #include "registry.h"
 #include "row-bounds.h"
 #include "status.h"
 #include "timefmt.h"
-#include "watch.h"
+#include "watch/watch.h"
 
 #define add(o, k, v) json_object_object_add((o), (k), (v))
 

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ledger.h"
-#include "report-blocks.h"
-#include "report-json.h"
+#include "ledger/ledger.h"
+#include "report/blocks.h"
+#include "report/json.h"
 #include "adapter.h"
 #include "paths.h"
 #include "registry.h"

@@ -1,6 +1,6 @@
 /* libFuzzer target: an OpenClaw archive record stream (a deleted or reset
  * session's lines, or cold-storage restore records), zstd or identity
- * bytes, through openclaw_archive_read_mem (adapters/openclaw.h) as the
+ * bytes, through openclaw_archive_read_mem (adapters/openclaw/openclaw.h) as the
  * database and file sources call it. The first input byte chooses the
  * format (bit 0: cold), the encoding (bit 1: zstd) and a row budget (bits
  * 2-5); the rest is the archive. Read whole, and read again resumed at
@@ -15,7 +15,7 @@
 #include <zstd.h>
 
 #include "adapter.h"
-#include "openclaw.h"
+#include "openclaw/openclaw.h"
 #include "row.h"
 
 #define DECODE_MAX (8u << 20)

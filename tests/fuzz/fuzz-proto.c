@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "proto.h"
-#include "report.h"
+#include "report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

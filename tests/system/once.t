@@ -25,7 +25,7 @@ expect_totals "$g1" "totals equal the generator's after the first run"
 is "$(field 'rows added' "$out")" "$(jq .events <<<"$g1")" "summary counts every row added"
 is "$(jq .tool_calls <<<"$("$C" report daily --json | jq .totals)")" "$(jq .calls <<<"$g1")" "tool calls recorded"
 
-# A bulk write's ledger pages leave the page cache after it (common/ledger.c,
+# A bulk write's ledger pages leave the page cache after it (common/ledger/ledger.c,
 # ledger_drop_cache, says why): not after a small growth, which the first
 # run's 2 MB of sessions is ...
 ! grep -q "page cache dropped" "$T/once.err"

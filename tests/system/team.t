@@ -15,7 +15,7 @@ pg_have || skip_all "no PostgreSQL 15 server binaries ($PGBIN; Debian: postgresq
 command -v jq >/dev/null || skip_all "no jq"
 new_env
 trap 'pg_cleanup; cleanup_team' EXIT
-HOLD=$AM_BUILD/tools/lib/lmdb_hold
+HOLD=$AM_BUILD/tools/lib/lmdb-hold
 pg_init || { echo "1..0 # SKIP postgres would not start"; exit 0; }
 use_test_user
 . "$(dirname "$(readlink -f "$0")")/lib-team.sh"
