@@ -79,28 +79,28 @@ static const char usage_text[] =
 static int cmd_status(struct args *a)
 {
         _cleanup_json_ struct json_object *st = NULL;
-        int r = call(a, "status", NULL, 10000, &st);
+        int r = cli_call(a, "status", NULL, 10000, &st);
         bool json = a->seen & O_JSON;
 
         if (r < 0)
                 return -r;
         if (json)
-                print_json(st);
+                cli_print_json(st);
         else if (render_status(stdout, st) < 0)
                 return EXIT_ERR;
-        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars(), process_get, NULL);
+        render_env_mismatch(json ? stderr : stdout, st, registry_env_vars(), cli_process_get, NULL);
         return EXIT_OK;
 }
 
 static int cmd_sources(struct args *a)
 {
         _cleanup_json_ struct json_object *res = NULL;
-        int r = call(a, "sources", NULL, 30000, &res);
+        int r = cli_call(a, "sources", NULL, 30000, &res);
 
         if (r < 0)
                 return -r;
         if (a->seen & O_JSON)
-                return print_json(res);
+                return cli_print_json(res);
         if (render_sources(stdout, res) < 0) {
                 fputs("agentmeterctl: the daemon's sources answer has no \"sources\" list\n", stderr);
                 return EXIT_ERR;
@@ -133,12 +133,12 @@ static int cmd_tail(struct args *a)
         int r;
 
         if (isatty(STDERR_FILENO))
-                fprintf(stderr, "following agentmeterd on %s; Ctrl-C ends\n", socket_path(a));
-        r = client_tail(socket_path(a), on_tail_event, &json, &detail);
+                fprintf(stderr, "following agentmeterd on %s; Ctrl-C ends\n", cli_socket_path(a));
+        r = client_tail(cli_socket_path(a), on_tail_event, &json, &detail);
         if (r == -EPIPE)
                 r = 0; /* the reader went away: e.g. `agentmeterctl tail | head` */
         if (r < 0)
-                r = call_failed(a, r, detail);
+                r = cli_call_failed(a, r, detail);
         free(detail);
         return r;
 }
@@ -146,10 +146,10 @@ static int cmd_tail(struct args *a)
 static int cmd_top(struct args *a)
 {
         char zbuf[PATH_MAX];
-        struct top_options o = { .socket_path = socket_path(a), .state_dir = a->state_dir,
-                                 .tz = local_zone(zbuf, sizeof(zbuf)) };
+        struct top_options o = { .socket_path = cli_socket_path(a), .state_dir = a->state_dir,
+                                 .tz = cli_local_zone(zbuf, sizeof(zbuf)) };
         int r = top_run(&o);
-        return r < 0 ? call_failed(a, r, NULL) : EXIT_OK;
+        return r < 0 ? cli_call_failed(a, r, NULL) : EXIT_OK;
 }
 
 static void print_scalars(struct json_object *res, const char *prefix)
@@ -163,7 +163,7 @@ static void print_scalars(struct json_object *res, const char *prefix)
 static int cmd_rescan(struct args *a)
 {
         _cleanup_json_ struct json_object *res = NULL;
-        int r = call(a, "rescan", NULL, 30000, &res);
+        int r = cli_call(a, "rescan", NULL, 30000, &res);
 
         if (r < 0)
                 return -r;
@@ -176,7 +176,7 @@ static int cmd_reprice(struct args *a)
 {
         _cleanup_json_ struct json_object *res = NULL;
         char d[FMT_MAX], n[FMT_MAX];
-        int r = call(a, "reprice", NULL, 600000, &res);
+        int r = cli_call(a, "reprice", NULL, 600000, &res);
         int64_t delta = jint_or(res, "cost_delta_nano", 0);
 
         if (r < 0)
@@ -200,7 +200,7 @@ static int cmd_version(struct args *a)
 
         printf("agentmeterctl %s\n", AM_VERSION);
         fflush(stdout);
-        r = call(a, "version", NULL, 5000, &res);
+        r = cli_call(a, "version", NULL, 5000, &res);
         if (r < 0)
                 return -r;
         printf("agentmeterd %s\n", jstr(res, "version") ? jstr(res, "version") : "(unknown)");
@@ -212,7 +212,7 @@ static int cmd_install(struct args *a)
         int r;
 
         if (a->metrics_dir && (a->metrics_dir[0] != '/' || strpbrk(a->metrics_dir, " \t\n\"'\\%$")))
-                return usage_error("--metrics-dir wants an absolute directory without blanks, quotes, "
+                return cli_usage_error("--metrics-dir wants an absolute directory without blanks, quotes, "
                                    "%% or $, not '%s'", a->metrics_dir);
         r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir, stdout, stderr);
         return r < 0 ? EXIT_ERR : EXIT_OK;
@@ -227,7 +227,7 @@ static int cmd_uninstall(struct args *a)
 static int cmd_metrics(struct args *a)
 {
         _cleanup_json_ struct json_object *res = NULL;
-        int r = call(a, "metrics", NULL, 30000, &res);
+        int r = cli_call(a, "metrics", NULL, 30000, &res);
         const char *text;
 
         if (r < 0)
@@ -258,10 +258,10 @@ static int cmd_statusline(struct args *a)
         else if (r == -ETIMEDOUT)
                 why = "no status input";
         if (!why) {
-                req = statusline_request(input, a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf)));
+                req = statusline_request(input, a->tz ? a->tz : cli_local_zone(zbuf, sizeof(zbuf)));
                 if (req && a->harness[0]) /* another harness's session and block */
                         json_object_object_add(req, "harness", json_object_new_string(a->harness));
-                r = req ? client_call(socket_path(a), "statusline", req, STATUSLINE_WAIT_MS, &answer,
+                r = req ? client_call(cli_socket_path(a), "statusline", req, STATUSLINE_WAIT_MS, &answer,
                                       &detail)
                         : -ENOMEM;
                 if (r < 0)
@@ -282,7 +282,7 @@ static int cmd_team(struct args *a)
 {
         if (strcmp(a->pos[1], "init") == 0)
                 return team_init(a->url, stdout, stderr);
-        return usage_error("unknown team command '%s' (init)", a->pos[1]);
+        return cli_usage_error("unknown team command '%s' (init)", a->pos[1]);
 }
 
 static int cmd_help(struct args *a)
@@ -298,7 +298,7 @@ static int cmd_complete(struct args *a);
 static const struct command commands[] = {
         { "status", cmd_status, O_JSON, 0, CV_NONE, "daemon, ledger, scan progress, every harness root" },
         { "sources", cmd_sources, O_JSON, 0, CV_NONE, "every file the daemon reads" },
-        { "report", cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
+        { "report", cli_cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
                                   O_WEEK_START | O_MERGE_WT | O_CHART | O_HTML | O_SESSION | O_PROJECT |
                                   O_TEAM | O_BY | O_MACHINE | O_USER | O_URL,
           1, CV_KIND, "token and cost report" },
@@ -359,7 +359,7 @@ static int cmd_completion(struct args *a)
         const char *script = complete_script(a->pos[1]);
 
         if (!script)
-                return usage_error("completion for bash, zsh or fish, not '%s'", a->pos[1]);
+                return cli_usage_error("completion for bash, zsh or fish, not '%s'", a->pos[1]);
         fputs(script, stdout);
         return EXIT_OK;
 }
@@ -378,7 +378,7 @@ static void complete_from_daemon(void *u, enum complete_value what, const char *
         if (!req)
                 return;
         json_object_object_add(req, "report", json_object_new_string("session"));
-        if (client_call(socket_path(a), "report", req, COMPLETE_WAIT_MS, &rep, &detail) < 0) {
+        if (client_call(cli_socket_path(a), "report", req, COMPLETE_WAIT_MS, &rep, &detail) < 0) {
                 free(detail);
                 return;
         }
@@ -463,7 +463,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                         size_t l = strlen(list);
                         a->seen |= c == 'm' ? O_MACHINE : O_USER;
                         if (l + strlen(optarg) + 2 > sizeof(a->machines))
-                                return usage_error("%s", "--machine or --user list too long");
+                                return cli_usage_error("%s", "--machine or --user list too long");
                         snprintf(list + l, sizeof(a->machines) - l, "%s%s", l ? "," : "", optarg);
                         break;
                 }
@@ -484,7 +484,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                         size_t l = strlen(a->harness);
                         a->seen |= O_HARNESS;
                         if (l + strlen(optarg) + 2 > sizeof(a->harness))
-                                return usage_error("%s", "--harness list too long");
+                                return cli_usage_error("%s", "--harness list too long");
                         snprintf(a->harness + l, sizeof(a->harness) - l, "%s%s", l ? "," : "",
                                  optarg);
                         break;
@@ -496,7 +496,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
         }
         for (int i = optind; i < argc; i++) {
                 if (a->n_pos == (int)(sizeof(a->pos) / sizeof(a->pos[0])))
-                        return usage_error("unexpected argument '%s'", argv[i]);
+                        return cli_usage_error("unexpected argument '%s'", argv[i]);
                 a->pos[a->n_pos++] = argv[i];
         }
         return EXIT_OK;
@@ -529,13 +529,13 @@ int main(int argc, char **argv)
                 if (strcmp(a.pos[0], cmd->name) != 0)
                         continue;
                 if (extra)
-                        return usage_error("%s does not apply to this command",
+                        return cli_usage_error("%s does not apply to this command",
                                            opt_name(extra & -extra));
                 if (a.n_pos - 1 < cmd->n_pos)
-                        return usage_error("%s needs an argument (see 'agentmeterctl help')",
+                        return cli_usage_error("%s needs an argument (see 'agentmeterctl help')",
                                            cmd->name);
                 if (a.n_pos - 1 > cmd->n_pos)
-                        return usage_error("unexpected argument '%s'", a.pos[cmd->n_pos + 1]);
+                        return cli_usage_error("unexpected argument '%s'", a.pos[cmd->n_pos + 1]);
                 r = cmd->run(&a);
                 if (fflush(stdout) != 0 && errno != EPIPE && r == EXIT_OK) {
                         fprintf(stderr, "agentmeterctl: writing output: %m\n");
@@ -543,5 +543,5 @@ int main(int argc, char **argv)
                 }
                 return r;
         }
-        return usage_error("unknown command '%s'", a.pos[0]);
+        return cli_usage_error("unknown command '%s'", a.pos[0]);
 }

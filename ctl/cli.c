@@ -14,7 +14,7 @@
 #include "client.h"
 #include "paths.h"
 
-int usage_error(const char *fmt, const char *arg)
+int cli_usage_error(const char *fmt, const char *arg)
 {
         fputs("agentmeterctl: ", stderr);
         fprintf(stderr, fmt, arg);
@@ -22,7 +22,7 @@ int usage_error(const char *fmt, const char *arg)
         return EXIT_USAGE;
 }
 
-const char *socket_path(struct args *a)
+const char *cli_socket_path(struct args *a)
 {
         if (a->socket)
                 return a->socket;
@@ -31,17 +31,17 @@ const char *socket_path(struct args *a)
         return a->sock_buf;
 }
 
-void no_daemon_message(const char *path)
+void cli_no_daemon_message(const char *path)
 {
         fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; start it with: "
                         "systemctl --user start agentmeterd (or: agentmeterd &)\n", path);
 }
 
 /* Maps a failed call to a message and an exit status. */
-int call_failed(struct args *a, int r, const char *detail)
+int cli_call_failed(struct args *a, int r, const char *detail)
 {
         if (client_no_daemon(r)) {
-                no_daemon_message(socket_path(a));
+                cli_no_daemon_message(cli_socket_path(a));
                 return EXIT_NODAEMON;
         }
         if (r == -EREMOTEIO)
@@ -51,28 +51,28 @@ int call_failed(struct args *a, int r, const char *detail)
                 fprintf(stderr, "agentmeterctl: %s\n", detail);
         else if (r == -ETIMEDOUT)
                 fprintf(stderr, "agentmeterctl: agentmeterd on %s did not answer in time\n",
-                        socket_path(a));
+                        cli_socket_path(a));
         else if (r == -EBADMSG)
                 fprintf(stderr, "agentmeterctl: agentmeterd on %s sent something that is not a "
-                                "response\n", socket_path(a));
+                                "response\n", cli_socket_path(a));
         else
-                fprintf(stderr, "agentmeterctl: %s: %s\n", socket_path(a), strerror(-r));
+                fprintf(stderr, "agentmeterctl: %s: %s\n", cli_socket_path(a), strerror(-r));
         return EXIT_ERR;
 }
 
-int call(struct args *a, const char *cmd, struct json_object *args, int timeout_ms,
+int cli_call(struct args *a, const char *cmd, struct json_object *args, int timeout_ms,
                 struct json_object **ret_result)
 {
         char *detail = NULL;
-        int r = client_call(socket_path(a), cmd, args, timeout_ms, ret_result, &detail);
+        int r = client_call(cli_socket_path(a), cmd, args, timeout_ms, ret_result, &detail);
 
         if (r < 0)
-                r = -call_failed(a, r, detail);
+                r = -cli_call_failed(a, r, detail);
         free(detail);
         return r; /* 0, or minus an exit status */
 }
 
-int print_json(struct json_object *o)
+int cli_print_json(struct json_object *o)
 {
         int fl = JSON_C_TO_STRING_NOSLASHESCAPE |
                  (isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
@@ -81,7 +81,7 @@ int print_json(struct json_object *o)
         return EXIT_OK;
 }
 
-const char *process_get(void *u, const char *name)
+const char *cli_process_get(void *u, const char *name)
 {
         (void)u;
         return getenv(name);

@@ -33,23 +33,23 @@ struct args {
 
 
 /* Prints "agentmeterctl: " and fmt with arg to stderr, a hint; EXIT_USAGE. */
-int usage_error(const char *fmt, const char *arg);
+int cli_usage_error(const char *fmt, const char *arg);
 /* --socket, else the user's default socket path (kept in a->sock_buf). */
-const char *socket_path(struct args *a);
+const char *cli_socket_path(struct args *a);
 /* The message for no daemon answering on path, with how to start one. */
-void no_daemon_message(const char *path);
+void cli_no_daemon_message(const char *path);
 /* Maps a failed call to a message and an exit status. */
-int call_failed(struct args *a, int r, const char *detail);
+int cli_call_failed(struct args *a, int r, const char *detail);
 /* One request to the daemon: 0 and *ret_result, or minus an exit status. */
-int call(struct args *a, const char *cmd, struct json_object *args, int timeout_ms,
+int cli_call(struct args *a, const char *cmd, struct json_object *args, int timeout_ms,
          struct json_object **ret_result);
 /* The object as JSON on stdout (pretty on a terminal); EXIT_OK. */
-int print_json(struct json_object *o);
+int cli_print_json(struct json_object *o);
 /* A discover_env getter over the process environment (render_env_mismatch). */
-const char *process_get(void *u, const char *name);
+const char *cli_process_get(void *u, const char *name);
 /* The zone the user's days are in: $TZ, else the name /etc/localtime links
  * to, else NULL (the daemon's local time: the same machine). */
-const char *local_zone(char *buf, size_t cap);
+const char *cli_local_zone(char *buf, size_t cap);
 
 /* `report KIND`: from the daemon, the ledger itself, or the team ledger. */
-int cmd_report(struct args *a);
+int cli_cmd_report(struct args *a);

@@ -42,7 +42,7 @@ static bool valid_day(const char *s)
 
 /* The zone the user's days are in: $TZ, else the name /etc/localtime
  * links to, else NULL (the daemon's local time: the same machine). */
-const char *local_zone(char *buf, size_t cap)
+const char *cli_local_zone(char *buf, size_t cap)
 {
         const char *tz = getenv("TZ");
         ssize_t n;
@@ -87,7 +87,7 @@ static int report_from_ledger(struct args *a, struct json_object *req, struct js
 
         r = report_query_from_json(req, &q, &err);
         if (r < 0)
-                return -usage_error("%s", err ? err : "invalid report query");
+                return -cli_usage_error("%s", err ? err : "invalid report query");
         if (a->state_dir)
                 snprintf(dir, sizeof(dir), "%s", a->state_dir);
         else if ((r = paths_state_dir(dir, sizeof(dir))) < 0) {
@@ -96,7 +96,7 @@ static int report_from_ledger(struct args *a, struct json_object *req, struct js
         }
         r = ledger_open(dir, LEDGER_RDONLY, &l);
         if (r == -ENOENT) {
-                no_daemon_message(socket_path(a));
+                cli_no_daemon_message(cli_socket_path(a));
                 fprintf(stderr, "agentmeterctl: and there is no ledger in %s yet\n", dir);
                 return -EXIT_NODAEMON;
         }
@@ -108,14 +108,14 @@ static int report_from_ledger(struct args *a, struct json_object *req, struct js
         }
         r = report_run(l, &q, ret_rep, &err);
         if (r == -EINVAL)
-                return -usage_error("%s", err ? err : "invalid report query");
+                return -cli_usage_error("%s", err ? err : "invalid report query");
         if (r < 0) {
                 fprintf(stderr, "agentmeterctl: report failed: %s\n", err ? err : strerror(-r));
                 return -EXIT_ERR;
         }
         if (!said)
                 fprintf(stderr, "agentmeterctl: no agentmeterd is answering on %s; read the ledger %s "
-                                "directly (read-only)\n", socket_path(a), ledger_path(l));
+                                "directly (read-only)\n", cli_socket_path(a), ledger_path(l));
         said = true;
         return 0;
 }
@@ -131,7 +131,7 @@ static int party_lists(struct args *a, struct report_query *q, char bufs[2][1024
                 snprintf(b, 1024, "%s", k ? a->users : a->machines);
                 for (char *t = strtok_r(b, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
                         if (n + 1 >= REPORT_PARTY_FILTER_MAX)
-                                return usage_error("too many names in %s", k ? "--user" : "--machine");
+                                return cli_usage_error("too many names in %s", k ? "--user" : "--machine");
                         list[n++] = t;
                 }
         }
@@ -148,16 +148,16 @@ static int report_from_team(struct args *a, struct json_object *req, struct json
         int r = report_query_from_json(req, &q, &err);
 
         if (r < 0)
-                return -usage_error("%s", err ? err : "invalid report query");
+                return -cli_usage_error("%s", err ? err : "invalid report query");
         q.team = true;
         if (a->by)
-                (void)report_by_parse(a->by, &q.by); /* checked by cmd_report */
+                (void)report_by_parse(a->by, &q.by); /* checked by cli_cmd_report */
         r = party_lists(a, &q, bufs);
         if (r != EXIT_OK)
                 return -r;
         r = team_report(a->url, &q, ret_rep, msg, sizeof(msg));
         if (r == -EINVAL)
-                return -usage_error("%s", msg);
+                return -cli_usage_error("%s", msg);
         if (r < 0) {
                 fprintf(stderr, "agentmeterctl: %s\n", msg);
                 return -EXIT_ERR;
@@ -177,7 +177,7 @@ static int fetch_report(struct args *a, struct json_object *req, char **ret_line
 
         if (a->seen & O_TEAM) /* the team server, not the daemon */
                 return report_from_team(a, req, ret_rep);
-        r = client_call_line(socket_path(a), "report", req, 120000, &line, &len, &detail);
+        r = client_call_line(cli_socket_path(a), "report", req, 120000, &line, &len, &detail);
 
         if (client_no_daemon(r))
                 return report_from_ledger(a, req, ret_rep);
@@ -190,7 +190,7 @@ static int fetch_report(struct args *a, struct json_object *req, char **ret_line
                 r = client_take(line, len, ret_rep, &detail);
         free(line);
         if (r < 0) {
-                r = call_failed(a, r, detail);
+                r = cli_call_failed(a, r, detail);
                 free(detail);
                 return -r;
         }
@@ -274,7 +274,7 @@ static int report_html(struct args *a, struct json_object *req, enum report_kind
         return r < 0 ? EXIT_ERR : EXIT_OK;
 }
 
-int cmd_report(struct args *a)
+int cli_cmd_report(struct args *a)
 {
         _cleanup_json_ struct json_object *req = NULL, *rep = NULL;
         enum render_format fmt = a->seen & O_JSON ? RENDER_JSON
@@ -285,53 +285,53 @@ int cmd_report(struct args *a)
         enum report_breakdown bd;
         int wday;
         char zbuf[PATH_MAX], bad[64] = "";
-        const char *tz = a->tz ? a->tz : local_zone(zbuf, sizeof(zbuf));
+        const char *tz = a->tz ? a->tz : cli_local_zone(zbuf, sizeof(zbuf));
         int n_formats = !!(a->seen & O_JSON) + !!(a->seen & O_CSV) + !!(a->seen & O_CHART) +
                         !!(a->seen & O_HTML);
         int r;
 
         if ((a->seen & O_JSON) && (a->seen & O_CSV))
-                return usage_error("%s", "--json and --csv exclude each other");
+                return cli_usage_error("%s", "--json and --csv exclude each other");
         if ((a->seen & O_CHART) && (a->seen & (O_JSON | O_CSV)))
-                return usage_error("%s", "--chart draws for people; it excludes --json and --csv");
+                return cli_usage_error("%s", "--chart draws for people; it excludes --json and --csv");
         if (n_formats > 1)
-                return usage_error("%s", "--html is a page of its own; it excludes --json, --csv and --chart");
+                return cli_usage_error("%s", "--html is a page of its own; it excludes --json, --csv and --chart");
         if ((a->seen & O_CHART) && strcmp(a->pos[1], "daily") != 0 &&
             strcmp(a->pos[1], "weekly") != 0 && strcmp(a->pos[1], "monthly") != 0)
-                return usage_error("--chart is for daily, weekly and monthly reports, not '%s'",
+                return cli_usage_error("--chart is for daily, weekly and monthly reports, not '%s'",
                                    a->pos[1]);
         if (report_kind_parse(a->pos[1], &kind) < 0)
-                return usage_error("unknown report '%s' (daily, weekly, monthly, project, blocks, session, "
+                return cli_usage_error("unknown report '%s' (daily, weekly, monthly, project, blocks, session, "
                                    "model, tool)",
                                    a->pos[1]);
         if (a->since && !valid_day(a->since))
-                return usage_error("--since wants YYYY-MM-DD, not '%s'", a->since);
+                return cli_usage_error("--since wants YYYY-MM-DD, not '%s'", a->since);
         if (a->until && !valid_day(a->until))
-                return usage_error("--until wants YYYY-MM-DD, not '%s'", a->until);
+                return cli_usage_error("--until wants YYYY-MM-DD, not '%s'", a->until);
         if (a->cost && report_cost_parse(a->cost, &cost) < 0)
-                return usage_error("--cost wants auto, vendor or computed, not '%s'", a->cost);
+                return cli_usage_error("--cost wants auto, vendor or computed, not '%s'", a->cost);
         if (a->breakdown && (report_breakdown_parse(a->breakdown, &bd) < 0 || bd == REPORT_BREAKDOWN_NONE))
-                return usage_error("--breakdown wants model or harness, not '%s'", a->breakdown);
+                return cli_usage_error("--breakdown wants model or harness, not '%s'", a->breakdown);
         if (a->breakdown && kind != REPORT_DAILY && kind != REPORT_WEEKLY && kind != REPORT_MONTHLY &&
             kind != REPORT_PROJECT)
-                return usage_error("%s", "--breakdown applies to daily, weekly, monthly and project");
+                return cli_usage_error("%s", "--breakdown applies to daily, weekly, monthly and project");
         if (a->week_start && report_week_start_parse(a->week_start, &wday) < 0)
-                return usage_error("--week-start wants a day name (monday .. sunday), not '%s'",
+                return cli_usage_error("--week-start wants a day name (monday .. sunday), not '%s'",
                                    a->week_start);
         if (a->week_start && kind != REPORT_WEEKLY)
-                return usage_error("%s", "--week-start applies to the weekly report");
+                return cli_usage_error("%s", "--week-start applies to the weekly report");
         if ((a->seen & O_MERGE_WT) && kind != REPORT_PROJECT)
-                return usage_error("%s", "--merge-worktrees applies to the project report");
+                return cli_usage_error("%s", "--merge-worktrees applies to the project report");
         if ((a->session && !*a->session) || (a->project && !*a->project))
-                return usage_error("%s", "--session and --project want a value");
+                return cli_usage_error("%s", "--session and --project want a value");
         if ((a->seen & (O_BY | O_MACHINE | O_USER | O_URL)) && !(a->seen & O_TEAM))
-                return usage_error("%s", "--by, --machine, --user and --url apply to --team reports");
+                return cli_usage_error("%s", "--by, --machine, --user and --url apply to --team reports");
         enum report_by by;
         if (a->by && report_by_parse(a->by, &by) < 0)
-                return usage_error("--by wants machine or user, not '%s'", a->by);
+                return cli_usage_error("--by wants machine or user, not '%s'", a->by);
         req = report_request(a, kind, tz, a->breakdown, bad, sizeof(bad));
         if (!req && bad[0])
-                return usage_error("unknown harness '%s'", bad);
+                return cli_usage_error("unknown harness '%s'", bad);
         if (!req)
                 return EXIT_ERR;
         if (a->seen & O_HTML)
@@ -356,7 +356,7 @@ int cmd_report(struct args *a)
                 r = client_take(line, len, &rep, &detail);
                 free(line);
                 if (r < 0) {
-                        r = call_failed(a, r, detail);
+                        r = cli_call_failed(a, r, detail);
                         free(detail);
                         return r;
                 }
