@@ -115,7 +115,7 @@ const char *discover_env_get(const struct discover_env *env, const char *name)
  *   model | u16 priv_len, priv bytes
  * Encoding 1 (before the private area) is the same without the priv part;
  * it still decodes, with priv_len 0. Each adapter that uses priv reads a
- * state of encoding 1 as it meant then (see picoclaw.c, openclaw-db.c). */
+ * state of encoding 1 as it meant then (see picoclaw.c, openclaw/db.c). */
 
 #define PS_ENCODING_V1 1 /* no private area */
 #define PS_ENCODING_V2 2

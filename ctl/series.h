@@ -1,6 +1,6 @@
 /* The numbers behind a chart of the HTML report: categories (days, blocks,
  * projects...) by series (models, harnesses, token types), each cell a value
- * and the text its tooltip shows. Built from the report's rows by html.c,
+ * and the text its tooltip shows. Built from the report's rows by html/report.c,
  * drawn by svg.c; knows nothing of either. */
 #pragma once
 

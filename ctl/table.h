@@ -22,7 +22,7 @@ int table_add(struct table *t, const char *const *cells);
 /* A horizontal rule across all columns (e.g. above a TOTAL line). */
 int table_add_rule(struct table *t);
 
-/* What a table holds, for renderers other than table_print (html.h):
+/* What a table holds, for renderers other than table_print (html/report.h):
  * columns, their headers and alignment, and lines in order; a line is its
  * ncols cells (escaped as termtext.h does) or NULL for a rule. */
 size_t table_ncols(const struct table *t);

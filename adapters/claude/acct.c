@@ -1,5 +1,5 @@
 /* The per-transcript accounting behind Claude Code's compaction rows (see
- * claude-acct.h): what the file's own lines add up to per model, compared
+ * claude/acct.h): what the file's own lines add up to per model, compared
  * with each cumulative cost-state, kept across restarts in parse_state.priv. */
 #include <string.h>
 

@@ -29,7 +29,7 @@ struct cl_cost_state {
         struct cl_cs_model v[CL_CS_MODELS];
 };
 
-/* What one transcript has accounted for (parse_state.priv, see claude-acct.c). */
+/* What one transcript has accounted for (parse_state.priv, see claude/acct.c). */
 #define CL_ACCT_MODELS 8
 
 #define CL_RUN_AGENT    0x02u /* a sub-agent ran since the last cost-state (its calls are elsewhere) */

@@ -1,6 +1,6 @@
 /* Claude Code (Anthropic's CLI): where its transcripts are ($CLAUDE_CONFIG_DIR,
  * ~/.claude, ~/.config/claude) and which files under projects/ are
- * transcripts (sessions, sub-agents, workflows). Lines: claude-lines.c. */
+ * transcripts (sessions, sub-agents, workflows). Lines: claude/record.c. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The members of a Claude Code line the parser needs (claude-fields.h),
+/* The members of a Claude Code line the parser needs (claude/fields.h),
  * read with the validating scanner; everything else is skipped unbuilt. */
 #include <stddef.h>
 #include <string.h>

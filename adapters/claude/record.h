@@ -27,7 +27,7 @@
  * COMPACTION for a compaction sidechain (agentId "acompact-..."), else
  * MESSAGE. Tool calls: the tool_use blocks (id, name).
  * `cost-state` and `system`/`compact_boundary` lines feed the compaction
- * accounting of claude-acct.h (which may append a COMPACTION row); every
+ * accounting of claude/acct.h (which may append a COMPACTION row); every
  * other line type is no call.
  *
  * A torn object with the next line glued to it (a crash mid-write, then an

@@ -2,7 +2,7 @@
  * tasks/ layout): where its sessions are and which files count. The usage
  * is in <sessions>/<id>/<id>.messages.json (and a sub-agent's or team
  * task's <id>/<stem>.messages.json beside it), documents its hub rewrites
- * whole: cline-doc.c. The manifest, sessions.db and the hub's event log
+ * whole: cline/doc.c. The manifest, sessions.db and the hub's event log
  * repeat the same calls as totals and are not read for rows. */
 #include <limits.h>
 #include <stdio.h>

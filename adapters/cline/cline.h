@@ -1,5 +1,5 @@
 /* Cline CLI 3.x (the SDK rewrite): what its parts share. The session
- * document parser (cline-doc.c), the manifest beside it (cline-manifest.c)
+ * document parser (cline/doc.c), the manifest beside it (cline/manifest.c)
  * and the adapter's discovery (cline.c). */
 #pragma once
 

@@ -33,7 +33,7 @@ static int add_home(struct root_list *out, const char *path, const char *label, 
  * no usage rows: those calls are OpenClaw's, and OpenClaw's transcript (read
  * by the openclaw adapter, keyed by its own pi-format message key, which can
  * never equal a Codex response key) already counts them. Counting both would
- * count each call twice; see codex_lines.h (CX_EMBEDDED). Agents created
+ * count each call twice; see codex/record.h (CX_EMBEDDED). Agents created
  * after discovery are found by the next rescan. */
 static int add_openclaw_homes(struct root_list *out, const char *state)
 {

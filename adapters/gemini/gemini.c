@@ -1,8 +1,8 @@
 /* Gemini CLI (Google's CLI): where its session files are
  * ($GEMINI_CLI_HOME or ~, then .gemini/tmp/<project>/chats/), which of them
  * are append-only JSONL (0.5x and later) and which whole documents rewritten
- * in place (older .json), and the JSONL lines. Records: gemini-msg.c;
- * documents: gemini-doc.c. */
+ * in place (older .json), and the JSONL lines. Records: gemini/msg.c;
+ * documents: gemini/doc.c. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>

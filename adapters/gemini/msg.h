@@ -38,7 +38,7 @@ struct gm_msg_f {
  * first). false: not valid JSON. */
 bool gm_scan_record(struct jscan *s, struct gm_msg_f *m, int depth);
 
-/* parse_state.priv as both parsers keep it (see gemini-msg.c for the
+/* parse_state.priv as both parsers keep it (see gemini/msg.c for the
  * layout): flags, and a document's resume region. */
 #define GM_SUBAGENT    0x1u /* a sub-agent's file (chats/<parent>/, or kind "subagent") */
 #define GM_PROJECT_SET 0x2u /* the project directory was looked up */

@@ -33,7 +33,7 @@
  *   that started meanwhile may have checkpointed into the file under us),
  *   else the rows are dropped and the database read again.
  * - After transcript_events, the archives the database holds (deleted
- *   sessions, cold windows stored in SQLite): openclaw-db-archives.c. */
+ *   sessions, cold windows stored in SQLite): openclaw/db-archives.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -65,7 +65,7 @@ struct db_state {
         bool have_mark;    /* the watermark row's identity is known: */
         uint64_t mark_sid; /*   hash64(session_id) */
         int64_t mark_seq;  /*   seq */
-        struct oc_db_archives arch; /* the archive blobs (openclaw-db-archives.c) */
+        struct oc_db_archives arch; /* the archive blobs (openclaw/db-archives.c) */
 };
 
 struct sess {

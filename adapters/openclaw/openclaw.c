@@ -185,7 +185,7 @@ bool openclaw_is_archive_file(const char *path, enum oc_archive_format *ret_form
 }
 
 /* Transcripts are pi lines; the archive .zst files hold lines of their own
- * formats (openclaw-archive.c). */
+ * formats (openclaw/archive.c). */
 static int oc_parse_line(const struct source_ctx *ctx, struct parse_state *ps, const char *line,
                          size_t len, struct row_batch *out)
 {

@@ -1,8 +1,8 @@
 /* OpenClaw adapter internals shared by its files: discovery and the pi-line
- * flavor (openclaw.c), the config reader (openclaw-config.c), the SQLite
- * transcript reader (openclaw-db.c), the archive line formats (openclaw-archive.c),
- * the archives inside the database (openclaw-db-archives.c) and the archive
- * figures of status (openclaw-status.c). */
+ * flavor (openclaw.c), the config reader (openclaw/config.c), the SQLite
+ * transcript reader (openclaw/db.c), the archive line formats (openclaw/archive.c),
+ * the archives inside the database (openclaw/db-archives.c) and the archive
+ * figures of status (openclaw/status.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -29,7 +29,7 @@ extern const struct adapter adapter_openclaw;
 int openclaw_config_store(const char *path, char *buf, size_t cap);
 
 /* collect_rows for agents/<id>/agent/openclaw-agent.sqlite: rows of table
- * transcript_events past the rowid watermark (see openclaw-db.c for what
+ * transcript_events past the rowid watermark (see openclaw/db.c for what
  * the parse_state holds for a database). Events whose event_json or
  * event_zstd cannot be decoded, or that are not JSON, are skipped and
  * counted in *io_malformed. -EBUSY locked, -EBADMSG corrupt, -EPROTO
@@ -38,7 +38,7 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
                         uint64_t *io_watermark, size_t max_rows, struct row_batch *out,
                         uint64_t *io_malformed);
 
-/* ---- archived transcripts (openclaw-archive.c) ---------------------------- */
+/* ---- archived transcripts (openclaw/archive.c) ---------------------------- */
 
 enum oc_archive_format {
         OC_ARCHIVE_JSONL = 0, /* a deleted/reset session: its event_json lines, header first */
@@ -79,7 +79,7 @@ struct oc_archive_read {
  * bytes are a zstd stream (else identity). */
 int openclaw_archive_read_mem(struct oc_archive_read *a, bool zstd, const void *data, size_t n);
 
-/* ---- archives inside the database (openclaw-db-archives.c) ---------------- */
+/* ---- archives inside the database (openclaw/db-archives.c) ---------------- */
 
 enum oc_arch_phase { OC_ARCH_IDLE = 0, OC_ARCH_DELETED = 1, OC_ARCH_COLD = 2 };
 
@@ -116,6 +116,6 @@ int openclaw_db_faults(const struct parse_state *ps, uint32_t *ret_bad_blobs);
  * *.jsonl.reset.*.zst, cold/<name>.jsonl.zst): a line source of that format. */
 bool openclaw_is_archive_file(const char *path, enum oc_archive_format *ret_format);
 
-/* adapter.status_extra (openclaw-status.c): {"agents": [{agent,
+/* adapter.status_extra (openclaw/status.c): {"agents": [{agent,
  * archive_calls, cold_calls, archive_faults}, ...]}. */
 struct json_object *openclaw_status(const struct adapter_status_ctx *ctx);

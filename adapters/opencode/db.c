@@ -30,7 +30,7 @@
  * (max_rows), resumed from the state in parse_state.priv. The connection,
  * the immutable read of a WAL database in a read-only directory, the
  * fingerprint that skips a database nothing wrote, and "settling" are as
- * for OpenClaw's databases (adapt-sqlite.h, openclaw-db.c).
+ * for OpenClaw's databases (adapt-sqlite.h, openclaw/db.c).
  *
  * Kilo's fork copies carry cost 0: a row with tokens and cost 0, written
  * after its call had completed, looks for the call it copies (same

@@ -1,10 +1,10 @@
 /* OpenCode and its fork Kilo keep the same data model: assistant messages in
  * a SQLite `message` table (1.2+), or one JSON file per message under
  * storage/ (OpenCode up to 1.1). What the two adapters share: the message
- * reader and its content key (opencode-msg.c), the table reader
- * (opencode-db.c), the JSON-file reader (opencode-json.c), the layout of
- * the data directory (opencode-layout.c) and the status figures
- * (opencode-status.c). What differs is data: struct ocode_flavor. */
+ * reader and its content key (opencode/msg.c), the table reader
+ * (opencode/db.c), the JSON-file reader (opencode/json.c), the layout of
+ * the data directory (opencode/layout.c) and the status figures
+ * (opencode/status.c). What differs is data: struct ocode_flavor. */
 #pragma once
 
 #include <stdbool.h>
@@ -29,7 +29,7 @@ struct ocode_flavor {
 extern const struct ocode_flavor ocode_flavor_opencode;
 extern const struct ocode_flavor ocode_flavor_kilo;
 
-/* ---- one message (opencode-msg.c) ------------------------------------------ */
+/* ---- one message (opencode/msg.c) ------------------------------------------ */
 
 /* Dedup-key format tag: bump when the key's fields change. */
 #define OCODE_KEY_FORMAT "opencode-msg-v1"
@@ -74,7 +74,7 @@ int ocode_msg_row(const struct ocode_flavor *fl, const struct ocode_msg *m, enum
 /* Whether two parsed messages are the same call (their rows' keys agree). */
 bool ocode_msg_same_call(const struct ocode_msg *a, const struct ocode_msg *b);
 
-/* ---- the data directory (opencode-layout.c) -------------------------------- */
+/* ---- the data directory (opencode/layout.c) -------------------------------- */
 
 /* The roots of a harness: the data directory ${xdg_data:-home/.local/share}/
  * <data_name> (its databases and storage/message/ files), and the directory
@@ -92,7 +92,7 @@ enum source_of_result ocode_source_of(const char *path, bool content_changed, ch
  * root is simply not ours. */
 bool ocode_db_name_known(const struct ocode_flavor *fl, const char *path);
 
-/* ---- the database (opencode-db.c) ------------------------------------------ */
+/* ---- the database (opencode/db.c) ------------------------------------------ */
 
 int ocode_collect_db(const struct ocode_flavor *fl, const struct source_ctx *ctx, struct parse_state *ps,
                      uint64_t *io_watermark, size_t max_rows, struct row_batch *out, uint64_t *io_malformed);
@@ -109,12 +109,12 @@ struct ocode_db_figures {
 /* 0 and *ret; -EINVAL when ps holds no database state. */
 int ocode_db_figures(const struct parse_state *ps, uint64_t watermark, struct ocode_db_figures *ret);
 
-/* ---- the JSON-file era (opencode-json.c) ------------------------------------ */
+/* ---- the JSON-file era (opencode/json.c) ------------------------------------ */
 
 int ocode_parse_document(const struct ocode_flavor *fl, const struct source_ctx *ctx, struct parse_state *ps,
                          const char *doc, size_t len, size_t *io_known, struct row_batch *out);
 
-/* ---- status (opencode-status.c) ---------------------------------------------- */
+/* ---- status (opencode/status.c) ---------------------------------------------- */
 
 /* {"databases": [{path, rows_read, waiting, watermark, event_watermark}]}. */
 struct json_object *ocode_status(const struct adapter_status_ctx *ctx);

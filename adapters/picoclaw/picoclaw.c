@@ -1,6 +1,6 @@
 /* PicoClaw (sipeed/picoclaw): which files are session transcripts, and each
  * assistant message as an activity row; PicoClaw writes no token or cost
- * figures to disk at all. Discovery and config.json: picoclaw-config.c. */
+ * figures to disk at all. Discovery and config.json: picoclaw/config.c. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* PicoClaw internals shared by its two files: discovery and the config.json
- * model map (picoclaw-config.c), classification and parsing (picoclaw.c). */
+ * model map (picoclaw/config.c), classification and parsing (picoclaw.c). */
 #pragma once
 
 #include <json-c/json.h>
@@ -25,7 +25,7 @@ struct picoclaw_config {
         struct pc_model *v;
 };
 
-/* The adapter's discover, load_config and free_config (picoclaw-config.c). */
+/* The adapter's discover, load_config and free_config (picoclaw/config.c). */
 int picoclaw_discover(const struct discover_env *env, struct root_list *out);
 int picoclaw_load_config(const struct discover_env *env, void **ret_config, const char **ret_warning);
 void picoclaw_free_config(void *config);

@@ -2,7 +2,7 @@
  * dir>/projects/<cwd>/chats/<session>.jsonl; the runtime dir is
  * $QWEN_RUNTIME_DIR, else settings.json advanced.runtimeOutputDir, else the
  * Qwen home, $QWEN_HOME or ~/.qwen) and which files count. Lines:
- * qwen-lines.c. usage_record.jsonl (cumulative per session) is never read. */
+ * qwen/record.c. usage_record.jsonl (cumulative per session) is never read. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* Qwen Code's chat JSONL, read with the validating scanner: assistant
  * records' usageMetadata and ui_telemetry api_response rows made into one
- * row per call (see qwen-lines.h for the key), tool calls from the
+ * row per call (see qwen/record.h for the key), tool calls from the
  * assistant's functionCall parts, the unpaired records kept in the
  * adapter-private parse state. */
 #include <errno.h>

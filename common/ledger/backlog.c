@@ -1,7 +1,7 @@
 /* The index's backlog (schema 3): db rowkeys (content key -> row id) holds
  * the rows up to a watermark, meta "rowkeys_through"; the rows after it
  * (each row's value starts with its content key) are the backlog, whose keys
- * a handle keeps in memory (ledger-newkeys.h) and writes into rowkeys, in key
+ * a handle keeps in memory (ledger/newkeys.h) and writes into rowkeys, in key
  * order, only when there are BACKLOG_FLUSH_KEYS of them.
  *
  * Why: content keys are hashes, so a commit that indexed its own rows wrote

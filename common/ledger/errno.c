@@ -1,6 +1,6 @@
 /* LMDB's return codes as the negative errno every ledger function returns:
- * the one mapping, below the transactions (ledger-txn.c) and the index's
- * backlog (ledger-backlog.c) that both use it. */
+ * the one mapping, below the transactions (ledger/txn.c) and the index's
+ * backlog (ledger/backlog.c) that both use it. */
 #include <errno.h>
 
 #include "ledger/internal.h"

@@ -1,4 +1,4 @@
-/* Private to the ledger's files (ledger.c, ledger-rows.c, ledger-sums.c):
+/* Private to the ledger's files (ledger.c, ledger/rows.c, ledger/sums.c):
  * the handle, the named DBs, and the helpers they share. */
 #pragma once
 
@@ -10,10 +10,10 @@
 #include "ledger/outbox.h"
 #include "ledger/newkeys.h"
 
-/* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger-store.c);
+/* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger/store.c);
  * DB_USAGE and DB_ACTIVITY are schema 1's, open only in a ledger not yet
  * migrated (read-only, or until store_migrate). DB_OUTBOX exists only once a
- * team outbox was turned on (ledger-outbox.c). */
+ * team outbox was turned on (ledger/outbox.c). */
 enum { DB_META, DB_ROWS, DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS,
        DB_USAGE, DB_ACTIVITY, DB_OUTBOX, DB_COUNT };
 
@@ -21,7 +21,7 @@ enum { DB_META, DB_ROWS, DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_IDENTITY, DB_ROLLU
 #define MAP_LIMIT (1ull << 40) /* the map stops doubling at 1 TiB */
 #define VALUE_VERSION 1 /* first byte of every non-row value we encode */
 
-/* The index's backlog (ledger-backlog.c): rows through+1..last are not in
+/* The index's backlog (ledger/backlog.c): rows through+1..last are not in
  * rowkeys; their keys are in the handle's newkeys. */
 struct backlog {
         uint64_t through, last;
@@ -37,11 +37,11 @@ struct ledger {
         bool rdonly;
         bool marked;   /* the state directory's marker is there (ledger_sync makes it) */
         bool map_full; /* the current write attempt hit MDB_MAP_FULL */
-        MDB_txn *group; /* open group commit (ledger-txn.c), else NULL */
+        MDB_txn *group; /* open group commit (ledger/txn.c), else NULL */
         /* the open write txn's cursors for appends to DB_ROWS and DB_CALLS
-         * (ledger-store.c): a cursor left at the end of its db appends the
+         * (ledger/store.c): a cursor left at the end of its db appends the
          * next key without a search from the root; LMDB frees them with the
-         * txn, so each write txn's start forgets them (ledger-txn.c) */
+         * txn, so each write txn's start forgets them (ledger/txn.c) */
         MDB_cursor *append_cursor[DB_COUNT];
         int group_err;  /* the group was lost (negative errno) */
         char path[PATH_MAX];
@@ -49,21 +49,21 @@ struct ledger {
         struct usage_row scratch_old, scratch_new; /* commit work space */
         int64_t rollup_lo_ms, rollup_hi_ms; /* ledger_rollup_window: rollups outside it ... */
         uint64_t rollup_epoch;   /* ... changed this many times (lo > hi: no window) */
-        struct sums_pending *pending; /* ledger_sums_add: a write's sums (ledger-sums.c) */
+        struct sums_pending *pending; /* ledger_sums_add: a write's sums (ledger/sums.c) */
         size_t n_pending;
-        bool outbox_dbi;   /* dbi[DB_OUTBOX] is open (ledger-outbox.c) */
+        bool outbox_dbi;   /* dbi[DB_OUTBOX] is open (ledger/outbox.c) */
         bool outbox_on;    /* ledger_outbox_note appends */
         uint64_t outbox_next; /* the next entry's number; 0: not read yet */
-        uint64_t row_next; /* the next row id; 0: not read yet (ledger-store.c) */
+        uint64_t row_next; /* the next row id; 0: not read yet (ledger/store.c) */
         bool have_rows;     /* DB_ROWS, DB_ROWKEYS, DB_CALLS are open (a schema-1 ledger
                              * opened read-only has none) */
         bool have_old_rows; /* DB_USAGE, DB_ACTIVITY are open (schema 1, not migrated) */
         struct newkeys newkeys; /* the backlog's row keys and the key filter */
-        struct backlog backlog; /* which rows newkeys holds (ledger-backlog.c) */
+        struct backlog backlog; /* which rows newkeys holds (ledger/backlog.c) */
         bool filter_off;        /* too many keys for the filter: a lookup per row */
 };
 
-/* ---- the index's backlog (ledger-backlog.c) ------------------------------ */
+/* ---- the index's backlog (ledger/backlog.c) ------------------------------ */
 
 /* A writable open: a ledger without a watermark (new, or schema 2, whose
  * rows are all indexed) gets one at its last row. */
@@ -93,7 +93,7 @@ void backlog_txn_end(struct ledger *l, bool committed);
  * Each a positive number, else the built-in size (read with
  * test_hook_number(name, 1, SIZE_MAX, size) where it is used). */
 
-/* ---- rows and calls (ledger-store.c) ------------------------------------- */
+/* ---- rows and calls (ledger/store.c) ------------------------------------- */
 
 /* A stored row: its id (0 for a schema-1 row, which has none), content key
  * and encoded value (in the txn's pages). */
@@ -118,7 +118,7 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
                      size_t len, uint64_t *ret_id);
 int store_row_update(struct ledger *l, MDB_txn *txn, uint64_t id, const struct row_key *key,
                      const uint8_t *enc, size_t len);
-/* The key filter off for good (ledger-txn.c): each new row is looked up. */
+/* The key filter off for good (ledger/txn.c): each new row is looked up. */
 void ledger_filter_off(struct ledger *l);
 /* Rows as txn sees them. */
 int store_rows_count(struct ledger *l, MDB_txn *txn, uint64_t *ret_n);
@@ -153,7 +153,7 @@ int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn);
 void ledger_read_end(struct ledger *l, MDB_txn *txn);
 /* Doubles the map (no write txn may be open), -ENOSPC at the limit. */
 int ledger_grow_map(struct ledger *l);
-/* ledger_write inside the open group: fn in the group's txn (ledger-txn.c). */
+/* ledger_write inside the open group: fn in the group's txn (ledger/txn.c). */
 int ledger_group_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *),
                        void *ctx);
 /* fn in one write txn, retried from scratch after growing the map. */
@@ -163,7 +163,7 @@ int ledger_put_checkpoint(struct ledger *l, MDB_txn *txn, const char *path,
                           const struct checkpoint *cp);
 
 /* A row's contribution (sign +1) to the rollups and session sums, or its
- * removal (-1), inside a write txn (ledger-sums.c): written at once
+ * removal (-1), inside a write txn (ledger/sums.c): written at once
  * (apply), or kept in memory (add) until ledger_sums_flush writes them, as
  * the write's last step; ledger_sums_discard drops them (a write begun
  * again after a failure starts with none). */
@@ -175,18 +175,18 @@ void ledger_sums_discard(struct ledger *l);
 /* Calls fn for each entry of a named DB from start (NULL: the first) in a
  * read txn, until fn returns non-zero (returned as is) or the end (0). */
 /* Stores a rate-limit snapshot inside a write txn unless the stored one is
- * newer (ledger-limits.c). */
+ * newer (ledger/limits.c). */
 int ledger_limits_put(struct ledger *l, MDB_txn *txn, const char *scope,
                       const struct rate_limits *rl);
 
-/* The team outbox (ledger-outbox.h): opened with the other DBs when it
+/* The team outbox (ledger/outbox.h): opened with the other DBs when it
  * exists; the commit's hook appends one entry inside the write txn. */
 int ledger_outbox_open(struct ledger *l, MDB_txn *txn);
 int ledger_outbox_note(struct ledger *l, MDB_txn *txn, enum outbox_type type,
                        const struct row_key *key, unsigned flags);
 /* A call, named by its place: its row's id and its index. */
 int ledger_outbox_note_call(struct ledger *l, MDB_txn *txn, uint64_t id, uint32_t index);
-/* An activity value (ledger-values.c): -ENOBUFS / -EBADMSG. */
+/* An activity value (ledger/values.c): -ENOBUFS / -EBADMSG. */
 int ledger_activity_encode(const struct activity_entry *e, uint8_t *buf, size_t cap, size_t *ret_len);
 int ledger_activity_decode(const MDB_val *v, struct activity_entry *ret_entry);
 

@@ -29,7 +29,7 @@ static const char *const db_names[DB_COUNT] = {
         [DB_META] = "meta",         [DB_ROWS] = "rows",         [DB_ROWKEYS] = "rowkeys",
         [DB_CALLS] = "calls",       [DB_SOURCES] = "sources",   [DB_IDENTITY] = "identity",
         [DB_ROLLUP] = "rollup",     [DB_SESSIONS] = "sessions", [DB_USAGE] = "usage",
-        [DB_ACTIVITY] = "activity", /* DB_OUTBOX: ledger-outbox.c */
+        [DB_ACTIVITY] = "activity", /* DB_OUTBOX: ledger/outbox.c */
 };
 
 /* The only process-wide state: why the last ledger_open() on this thread
@@ -769,7 +769,7 @@ int ledger_get_stats(struct ledger *l, struct ledger_stats *ret_stats)
 
 /* ---- reading ------------------------------------------------------------- */
 /* A cursor walk of one named db in its own read txn (used by the row and
- * sum readers in ledger-rows.c and ledger-sums.c). */
+ * sum readers in ledger/rows.c and ledger/sums.c). */
 
 int ledger_scan(struct ledger *l, int db, const MDB_val *start, ledger_entry_fn fn, void *ctx)
 {

@@ -10,7 +10,7 @@
 #include "row.h"
 
 #define LEDGER_SCHEMA_VERSION 4 /* 4: rows may be version-3 values (row.h); 3: the index lags
-                                 * (ledger-backlog.c); 2: rows appended by id (ledger-store.c);
+                                 * (ledger/backlog.c); 2: rows appended by id (ledger/store.c);
                                  * 1 is migrated, 2 and 3 are renumbered on a writable open */
 #define LEDGER_FILE "ledger.mdb" /* inside the state directory; with -lock */
 
@@ -49,7 +49,7 @@ int ledger_used_bytes(struct ledger *l, uint64_t *ret_bytes);
  * next reads fault the pages back in. Not inside a write txn. */
 int ledger_drop_cache(struct ledger *l);
 
-/* Group commit (ledger-txn.c): between begin and end every ledger write
+/* Group commit (ledger/txn.c): between begin and end every ledger write
  * goes into one outer txn, committed by ledger_group_end, and reads see the
  * group's writes. A failed write drops the whole group (the writes after it
  * get their own txns); then, or when its commit fails, ledger_group_end
@@ -162,7 +162,7 @@ int ledger_get_refused(struct ledger *l, struct ledger_refused *ret_refused);
 int ledger_meta_get(struct ledger *l, const char *name, char *ret_value, size_t cap);
 int ledger_meta_set(struct ledger *l, const char *name, const char *value);
 
-/* ---- rate limits (ledger-limits.c; in db `meta` as "limits/<scope>") ---- */
+/* ---- rate limits (ledger/limits.c; in db `meta` as "limits/<scope>") ---- */
 
 struct rate_limits;
 /* Every stored snapshot with its scope (the root path). */

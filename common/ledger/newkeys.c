@@ -1,5 +1,5 @@
 /* The index's backlog of content keys and the ledger's Bloom filter of
- * every content key (ledger-newkeys.h): plain memory, and the keys' one
+ * every content key (ledger/newkeys.h): plain memory, and the keys' one
  * write into the index. */
 #include <errno.h>
 #include <stdlib.h>

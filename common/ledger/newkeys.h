@@ -1,4 +1,4 @@
-/* Private to the ledger (ledger-store.c, ledger-backlog.c): the content keys
+/* Private to the ledger (ledger/store.c, ledger/backlog.c): the content keys
  * of rows not yet in db rowkeys (the index's backlog), kept in memory until
  * they go in together, and a Bloom filter of every content key the ledger
  * holds.

@@ -1,4 +1,4 @@
-/* The team outbox (ledger-outbox.h): named DB `outbox`, key the entry's
+/* The team outbox (ledger/outbox.h): named DB `outbox`, key the entry's
  * number (8 bytes big-endian, appended in order), value type, flags and
  * 16 bytes: a row's content key, or a call's place (its row's id, 8 bytes
  * big-endian, and its index, 4, then zeros); its state (on, filling, acked, next, id) in the

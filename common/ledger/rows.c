@@ -1,5 +1,5 @@
 /* The row half of the ledger: commit (insert-if-absent or monotone upsert,
- * with calls; the sums follow in ledger-sums.c) and reading rows back. */
+ * with calls; the sums follow in ledger/sums.c) and reading rows back. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>

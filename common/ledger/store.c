@@ -4,7 +4,7 @@
  * calls sit under its id (db `calls`: id + index -> call key + activity
  * value). Keys that grow with every insert land on the last page of their
  * B-tree, so a scan writes each page about once; `rowkeys`, whose keys are
- * hashes, gets its entries in bulk (ledger-backlog.c). Schema 1 kept rows
+ * hashes, gets its entries in bulk (ledger/backlog.c). Schema 1 kept rows
  * and calls under their content keys (dbs `usage` and `activity`):
  * store_migrate moves them. */
 #include <errno.h>
@@ -91,7 +91,7 @@ static int stored_from(const MDB_val *k, const MDB_val *v, struct stored_row *re
         return 0;
 }
 
-/* The filter of every content key (ledger-newkeys.h), built from rowkeys
+/* The filter of every content key (ledger/newkeys.h), built from rowkeys
  * and the backlog's keys when first needed and again, larger, when it
  * outgrew its size; off for good beyond NEWKEYS_FILTER_MAX_KEYS or when it
  * cannot be built (a lookup per row then, as without it). */
@@ -202,7 +202,7 @@ int store_row_insert(struct ledger *l, MDB_txn *txn, const struct row_key *key, 
         }
         if ((r = next_row_id(l, txn, &id)) < 0)
                 return r;
-        /* its rowkeys entry goes in with the backlog's (ledger-backlog.c) */
+        /* its rowkeys entry goes in with the backlog's (ledger/backlog.c) */
         if ((r = backlog_add(l, key, id)) < 0)
                 return r;
         r = put_row_value(l, txn, id, key, enc, len, MDB_APPEND);
@@ -397,7 +397,7 @@ int store_calls_walk(struct ledger *l, MDB_txn *txn, const uint8_t *from,
 /* ---- schema 1 -> 3 ---------------------------------------------------------- */
 
 /* Rows or calls per migration txn: MIGRATE_CHUNK, or the test hook's
- * (ledger-internal.h). Read once per txn, not once per entry moved. */
+ * (ledger/internal.h). Read once per txn, not once per entry moved. */
 static size_t migrate_chunk(void)
 {
         return test_hook_number("AGENTMETER_TEST_MIGRATE_CHUNK", 1, SIZE_MAX, MIGRATE_CHUNK);

@@ -420,7 +420,7 @@ void ledger_rollup_window_set(struct ledger *l, int64_t lo_ms, int64_t hi_ms)
 }
 
 /* ---- reading ------------------------------------------------------------- */
-/* Callbacks run inside a read txn, as those in ledger-rows.c. */
+/* Callbacks run inside a read txn, as those in ledger/rows.c. */
 
 struct rollup_scan {
         int64_t until;

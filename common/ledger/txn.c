@@ -3,7 +3,7 @@
  * checkpoint of one source, inside one outer txn, so an initial scan writes
  * each B-tree page once per group, not once per source). Everything else in
  * the ledger builds on these; they call nothing of it but the index's
- * backlog (ledger-backlog.c, which builds only on LMDB, the keys in memory,
+ * backlog (ledger/backlog.c, which builds only on LMDB, the keys in memory,
  * the error mapping and the test hooks): it goes into rowkeys just before a
  * commit when it is large, and is told how each write txn ended, here. */
 #include <errno.h>

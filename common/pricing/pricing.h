@@ -103,7 +103,7 @@ struct price_quote {
 int price_compute(const struct price_table *t, const struct price_request *q,
                   struct price_quote *ret_quote);
 
-/* Model-id normalisation (explicit rules, see pricing-id.c): the canonical
+/* Model-id normalisation (explicit rules, see pricing/id.c): the canonical
  * id into ret_id and the tier token a region implies ("region-eu" or "")
  * into ret_region. -EINVAL for an empty or over-long id. */
 int price_normalise_id(const char *id, char *ret_id, size_t cap, char *ret_region,

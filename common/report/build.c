@@ -683,7 +683,7 @@ static int build(const struct report_source *src, struct report_cache *cache,
         r = report_query_range(q, &c.rg, ret_error);
         if (r < 0)
                 return r;
-        if (q->kind == REPORT_BLOCKS) /* built on top: report-blocks.c */
+        if (q->kind == REPORT_BLOCKS) /* built on top: report/blocks.c */
                 return report_fail(ret_error, -EINVAL, "blocks are built by report_blocks_build");
         if (q->kind == REPORT_TOOL) {
                 r = src->calls(src->ctx, q, &c.rg, calls_cb, &c);

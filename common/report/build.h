@@ -1,6 +1,6 @@
 /* The report builder: rows of sums per group key (day, month, session,
  * model, tool) read from the ledger's rollups, sessions and activity, with
- * no output format attached. JSON (report-json.h), the Prometheus exporter
+ * no output format attached. JSON (report/json.h), the Prometheus exporter
  * and the client's renderers sit on top. */
 #pragma once
 

@@ -20,7 +20,7 @@ int report_run_text(struct ledger *l, struct report_cache *cache, const struct r
 /* The same report as an object. */
 int report_run(struct ledger *l, const struct report_query *q, struct json_object **ret_report,
                const char **ret_error);
-/* ... built from any source (report-build.h): agentmeterctl --team. */
+/* ... built from any source (report/build.h): agentmeterctl --team. */
 int report_run_from(const struct report_source *src, const struct report_query *q,
                     struct json_object **ret_report, const char **ret_error);
 

@@ -1,7 +1,7 @@
 /* Reports computed from the ledger (daily, monthly, session, model, tool):
- * the query (report-query.h), the builder's rows of sums (report-build.h)
+ * the query (report/query.h), the builder's rows of sums (report/build.h)
  * and the JSON object the daemon sends and the client renders as a table,
- * CSV or JSON (report-json.h). Field names are stable (see man page):
+ * CSV or JSON (report/json.h). Field names are stable (see man page):
  *
  * {"report":"daily","tz":"Europe/Berlin","since":"2026-11-01"|null,"until":...|null,
  *  "harness":["pi"]|null,"cost":"auto",
@@ -20,7 +20,7 @@
  * [first, last] overlaps the range, and its sums are the WHOLE session's.
  * Tool report: cost_share_usd sums, over the calls, the paying row's cost
  * divided by its number of calls; its "totals" are {calls, cost_share_usd}.
- * "cost" is the cost mode (auto | vendor | computed, report-query.h). */
+ * "cost" is the cost mode (auto | vendor | computed, report/query.h). */
 #pragma once
 
 #include "report/build.h"

@@ -1,4 +1,4 @@
-/* The ledger as a report source (report-build.h): rollups, rows, sessions
+/* The ledger as a report source (report/build.h): rollups, rows, sessions
  * and tool calls read from the LMDB ledger, handed to the builder one by
  * one (party always "": a ledger is one machine's). */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* Where a report's sums come from: the shapes a source hands the report
- * builder (report-build.h), and the local ledger as one such source
- * (report-source.c; the team server is another, ctl/team/source.c). */
+ * builder (report/build.h), and the local ledger as one such source
+ * (report/source.c; the team server is another, ctl/team/source.c). */
 #pragma once
 
 #include <stdint.h>
@@ -11,7 +11,7 @@
 
 
 /* A report reads sums through a source: the local ledger's
- * (report_source_ledger, report-source.c), or another store that hands
+ * (report_source_ledger, report/source.c), or another store that hands
  * over the same shapes (agentmeterctl --team: the team server, ctl/).
  * Every callback may be given sums of several rows at once, as long as
  * those rows agree on every field the query groups or filters by; first/
@@ -49,7 +49,7 @@ struct report_source {
         void *ctx;
         struct ledger *ledger; /* the ledger's source: for the report cache; else NULL */
 };
-/* The ledger's source (report-source.c). */
+/* The ledger's source (report/source.c). */
 void report_source_ledger(struct ledger *l, struct report_source *ret);
 
 /* A row's sums under a cost mode (vendor: its table-priced cost left out). */

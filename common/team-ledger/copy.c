@@ -1,5 +1,5 @@
-/* COPY text lines for the team push (team-copy.h). Column order is the
- * staging tables' in team-schema.c. */
+/* COPY text lines for the team push (team-ledger/copy.h). Column order is the
+ * staging tables' in team-ledger/schema.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

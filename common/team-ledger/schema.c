@@ -1,6 +1,6 @@
 /* The team schema's SQL. Rows are keyed by the ledger's 16-byte content key
  * (as a uuid), so the same call sent by two machines, or twice, is one row;
- * the merge is the ledger's monotone upsert (ledger-rows.c, merge_row):
+ * the merge is the ledger's monotone upsert (ledger/rows.c, merge_row):
  * per token field the maximum, the cost of the greater price, the earliest
  * time (an exact one beats an approximate one), the main-chain session
  * over a sidechain copy, empty strings filled; the first machine stays the

@@ -1,7 +1,7 @@
 /* Inline SVG charts for the HTML report: stacked columns over periods and
  * stacked horizontal bars for top entries, drawn from a struct series.
  * Colours are CSS classes (.s0 .. .s7 for series, .ax .lbl .grid for the
- * frame) that the page styles for light, dark and print (html.c). */
+ * frame) that the page styles for light, dark and print (html/report.c). */
 #pragma once
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Turns a report object (common/report/report.h) into what the user asked for: an
  * aligned table with a TOTAL line and a legend, RFC 4180 CSV, or the JSON
  * itself; and one `tail` row into one readable line. The table's cells and
- * caption are built here once, for the terminal and the HTML page (html.h). */
+ * caption are built here once, for the terminal and the HTML page (html/report.h). */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* Team report queries (team-source.h). Each result row becomes one
+/* Team report queries (team/source.h). Each result row becomes one
  * report_item / session / calls group for the builder, which groups them
  * in the asker's zone exactly as it groups the ledger's rollups. */
 #include <errno.h>
@@ -215,7 +215,7 @@ static int team_rollups(void *ctx, const struct report_query *q, int64_t from_ms
         return items(ts, &x, cb, u);
 }
 
-/* Rows, summed as finely as the kind needs (team-source.h). */
+/* Rows, summed as finely as the kind needs (team/source.h). */
 static int team_rows(void *ctx, const struct report_query *q, report_item_fn cb, void *u)
 {
         struct team_source *ts = ctx;

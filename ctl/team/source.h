@@ -1,4 +1,4 @@
-/* The team server as a report source (report-build.h): each of the
+/* The team server as a report source (report/build.h): each of the
  * builder's inputs as one SQL query over the reader views (usage_rows,
  * tool_calls), summed on the server per 15-minute bucket, session, exact
  * time (blocks) or tool, with the query's harness, machine, user and date

@@ -1,7 +1,7 @@
 /* agentmeterctl and the team ledger: connecting (team.conf's url, or
  * --url), `team init` (create or migrate the schema, grant the roles) and
  * `report --team` (the same report builder over the team server's sums,
- * team-source.c). libpq is loaded on first use (pq.h). */
+ * team/source.c). libpq is loaded on first use (pq.h). */
 #pragma once
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Ingest engine, the table half: sources by path (hash table), the FIFO of
  * sources to read, discovery, scans and path events (reading what is
- * queued: ingest-run.c). */
+ * queued: ingest/run.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* The ingest engine's state, shared by its two halves: ingest.c (the table
- * of sources, discovery, scans and events) and ingest-run.c (reading queued
+ * of sources, discovery, scans and events) and ingest/run.c (reading queued
  * sources, alone or through the read pool, and the group commits). Internal
  * to the ingest engine. */
 #pragma once
@@ -57,7 +57,7 @@ struct ingest {
         void (*walk_over)(struct ingest *in);
         struct pool_job *jobs_head, *jobs_tail; /* handed to the pool, oldest first */
         size_t n_jobs;
-        uint64_t jobs_ahead; /* new bytes of the jobs handed out (ingest-run.c) */
+        uint64_t jobs_ahead; /* new bytes of the jobs handed out (ingest/run.c) */
         uint8_t *outcomes;      /* the pool's commits' row outcomes */
         size_t outcomes_cap;
 };
@@ -78,7 +78,7 @@ static inline struct source_counts source_counts_of(const struct checkpoint *cp)
         };
 }
 
-/* ingest-run.c */
+/* ingest/run.c */
 /* Cancels and frees the jobs in the pool (their sources are read again
  * from their checkpoints). */
 void ingest_drop_jobs(struct ingest *in);

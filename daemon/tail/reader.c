@@ -1,5 +1,5 @@
 /* Reading a source from its checkpoint: the part every kind shares (see
- * tail-reader.h). A source's position only ever moves together with the
+ * tail/reader.h). A source's position only ever moves together with the
  * rows read before it (one ledger transaction), so a crash at any point
  * re-reads at most what was not committed, and the content keys make that
  * harmless. */

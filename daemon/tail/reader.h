@@ -1,7 +1,7 @@
-/* What the three source readers (tail-lines.c, tail-document.c,
- * tail-table.c) share: one read of one source, its checkpoint and parse
+/* What the three source readers (tail/lines.c, tail/document.c,
+ * tail/table.c) share: one read of one source, its checkpoint and parse
  * state, the rows it collected, and the commit that writes rows and the new
- * checkpoint in one transaction (tail-reader.c). Internal to tail. */
+ * checkpoint in one transaction (tail/reader.c). Internal to tail. */
 #pragma once
 
 #include <stdbool.h>
@@ -48,7 +48,7 @@ struct reader {
         size_t head_n;
         bool head_read;
         size_t first_n;         /* buf[0, first_n): the first read of a plain file
-                                 * from 0, made with the head's (tail-lines.c) */
+                                 * from 0, made with the head's (tail/lines.c) */
 };
 
 static inline int64_t mtime_ns(const struct stat *st)

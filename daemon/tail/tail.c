@@ -1,5 +1,5 @@
-/* tail_source: a source of each kind to its reader (tail-lines.c,
- * tail-document.c, tail-table.c), which share tail-reader.c. */
+/* tail_source: a source of each kind to its reader (tail/lines.c,
+ * tail/document.c, tail/table.c), which share tail/reader.c. */
 #include <errno.h>
 
 #include "tail/reader.h"

@@ -1,4 +1,4 @@
-/* Reading a team batch from the outbox (team-batch.h). */
+/* Reading a team batch from the outbox (team-push/batch.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

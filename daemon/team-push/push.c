@@ -1,6 +1,6 @@
-/* The team push (team-push.h): a state machine on sd-event around one
+/* The team push (team-push/push.h): a state machine on sd-event around one
  * non-blocking libpq connection. Host names are resolved first
- * (team-resolve.c: libpq itself would resolve them blocking); connect,
+ * (team-push/resolve.c: libpq itself would resolve them blocking); connect,
  * handshake and each batch have a
  * deadline. A batch is one query string, so one round trip:
  *   BEGIN; COPY am_rows FROM STDIN; COPY am_calls FROM STDIN;

@@ -1,4 +1,4 @@
-/* Asynchronous host name lookups for the team push (team-resolve.h). */
+/* Asynchronous host name lookups for the team push (team-push/resolve.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>

@@ -1,7 +1,7 @@
 /* The team ledger in the daemon: team.conf read at start and on SIGHUP,
  * the ledger's outbox turned on or off with it (no team.conf: nothing is
  * written for the team), the walk that queues a ledger's history when a
- * team is first configured, and the push (team-push.c) while a usable url
+ * team is first configured, and the push (team-push/push.c) while a usable url
  * is configured. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* Root and root-ancestor watches (see watch-roots.h): the part of watching
+/* Root and root-ancestor watches (see watch/roots.h): the part of watching
  * that knows about roots rather than single directories. */
 #include <limits.h>
 #include <stdio.h>

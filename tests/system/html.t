@@ -21,7 +21,7 @@ chrome() {
 		--host-resolver-rules='MAP * ~NOTFOUND' --hide-scrollbars \
 		--user-data-dir="$(mktemp -d "$T/chrome.XXXXXX")" "$@" 2>>"$T/chrome.err"
 }
-# light and dark palettes of html.c (series 0 and 1), the page backgrounds
+# light and dark palettes of html/report.c (series 0 and 1), the page backgrounds
 L0=4e79a7 L1=f28e2b D0=6ea8e8 BG=ffffff DBG=0d1117
 color() { awk -v c="$2" '$1 == c {print $2}' "$1"; }
 # the totals as the table shows them, computed here from the JSON

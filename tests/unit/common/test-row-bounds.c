@@ -1,5 +1,5 @@
 /* Unit tests for the per-row bounds (common/row-bounds.c), the saturating
- * sums (ledger-sums.c) and the state-directory lock (daemon/statelock.c). */
+ * sums (ledger/sums.c) and the state-directory lock (daemon/statelock.c). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,10 +1,10 @@
-/* Unit tests of the ledger's new row keys (ledger-newkeys.c: the keys of
+/* Unit tests of the ledger's new row keys (ledger/newkeys.c: the keys of
  * rows not yet in the index, the Bloom filter of every key) and of the
  * ledger through them, on a real LMDB file: a key is found again in the txn
  * that added it, in a later group, after a reopen (the filter built from
  * rowkeys), after the filter outgrew its size; an aborted group's keys can
  * be added again; an upsert merges into a row of its own group. The index's
- * backlog (ledger-backlog.c): rowkeys and its watermark move only when the
+ * backlog (ledger/backlog.c): rowkeys and its watermark move only when the
  * backlog is large, a key is found in either, by a reopened writer and by a
  * read-only handle as the writer moves on, an aborted group's keys leave
  * it. */
