@@ -19,7 +19,8 @@
         X(kilo)              \
         X(cline)             \
         X(copilot)           \
-        X(droid)
+        X(droid)             \
+        X(letta)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
