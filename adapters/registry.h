@@ -20,7 +20,8 @@
         X(cline)             \
         X(copilot)           \
         X(droid)             \
-        X(letta)
+        X(letta)             \
+        X(continue)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
