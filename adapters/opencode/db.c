@@ -11,10 +11,16 @@
  * - The tail: rows past the highest rowid read (new messages, a fork's
  *   copies, the rows an upgrade migrated from the JSON files).
  * - The waiting rows: assistant rows read before they were complete (no
- *   time.completed and no error), up to PEND_MAX of them by rowid, fetched
- *   again on every pass until they are; past PEND_MAX the tail is read again
- *   from the first one not kept. A row waiting longer than PEND_TTL_MS (a
- *   writer killed mid-step) stops waiting.
+ *   time.completed and no error), kept by rowid (as many as the state's
+ *   private area holds as varint deltas, at most PEND_MAX) and fetched again
+ *   by rowid on every pass until they are; the tail is never rewound for
+ *   them, so a pass costs what changed however many rows wait. Rows past
+ *   what the set holds (the overflow, from overflow_at up) are found again
+ *   by a range read that SQLite filters on time_updated (rows updated since
+ *   the last pass, less a margin), so only the rows that changed reach the
+ *   parser; the overflow ends when nothing in it can still be waiting
+ *   (PEND_TTL_MS after it began). A row waiting longer than PEND_TTL_MS (a
+ *   writer killed mid-step) stops waiting: it stays counted as last read.
  * - The change feed: where the database has OpenCode's `event` table (an
  *   append-only event log, written in the same transaction as the update
  *   it records), the message.updated events past the event watermark name
@@ -47,9 +53,10 @@
 #include "opencode/opencode.h"
 #include "timefmt.h"
 
-#define PEND_MAX     6
+#define PEND_MAX     32 /* waiting rows kept by rowid, when their deltas fit */
 #define PEND_TTL_MS  (6 * 3600 * 1000LL)
 #define RECHECK_MS   30000
+#define UPDATE_SLACK_MS 60000 /* the overflow read looks this far before the last pass */
 #define COPY_LAG_MS  1000 /* a row written this long after its call completed may be a copy */
 
 enum phase { PH_IDLE = 0, PH_EVENTS = 1, PH_TAIL = 2 };
@@ -68,34 +75,47 @@ struct db_state {
         int64_t ev_wm;
         uint64_t ev_mark;
         int64_t cursor;     /* PH_EVENTS: where the tail will start; PH_TAIL: the last rowid read */
-        bool overflow;      /* waiting rows not kept: the first of them at overflow_at */
+        bool overflow;      /* waiting rows not kept: the first of them at overflow_at, */
         int64_t overflow_at;
+        int64_t overflow_ms; /* ... since this time */
+        int64_t pass_ms;    /* when the last pass began (the overflow reads rows updated since) */
         uint64_t rows_read;
         uint8_t n_pend;
         int64_t pend[PEND_MAX]; /* waiting rows, ascending rowids */
 };
 
-/* parse_state.priv, little-endian:
- *   u8 DB_PRIV_FORMAT | u8 flags | u8 phase | u8 n_pend | u64 fp | i64 at_ms |
- *   u64 mark | i64 ev_wm | u64 ev_mark | i64 cursor | i64 overflow_at |
- *   u64 rows_read | i64 pend[PEND_MAX]
- * Any other content: nothing known (the database is read again). */
-#define DB_PRIV_FORMAT 1
-#define DB_PRIV_LEN    (4 + 8 * 8 + 8 * PEND_MAX)
-#define F_DONE         0x01u
-#define F_NOT_OURS     0x02u
-#define F_MARK         0x04u
-#define F_EV           0x08u
-#define F_OVERFLOW     0x10u
-_Static_assert(DB_PRIV_LEN <= PS_PRIV_MAX, "db_state fits parse_state.priv");
+/* parse_state.priv, little-endian (format 2):
+ *   u8 DB_PRIV_FORMAT | u8 flags | u8 phase | u64 fp | u64 mark | u64 ev_mark |
+ *   var at_ms | var ev_wm | var cursor | var overflow_at | var overflow_ms |
+ *   var pass_ms | var rows_read | u8 n_pend | var pend[0] | var pend[i] - pend[i-1] ...
+ * state_put keeps as many waiting rows as fit; the rest join the overflow.
+ * Format 1 (fixed fields, six waiting rows) is still read. Any other
+ * content: nothing known (the database is read again). */
+#define DB_PRIV_FORMAT_1 1
+#define DB_PRIV_LEN_1    (4 + 8 * 8 + 8 * 6)
+#define DB_PRIV_FORMAT   2
+#define F_DONE           0x01u
+#define F_NOT_OURS       0x02u
+#define F_MARK           0x04u
+#define F_EV             0x08u
+#define F_OVERFLOW       0x10u
 
-static struct db_state state_get(const struct parse_state *ps)
+static void flags_get(struct db_state *s, uint8_t flags)
+{
+        s->done = flags & F_DONE;
+        s->not_ours = flags & F_NOT_OURS;
+        s->have_mark = flags & F_MARK;
+        s->have_ev = flags & F_EV;
+        s->overflow = flags & F_OVERFLOW;
+}
+
+static struct db_state state_get_1(const struct parse_state *ps)
 {
         struct br r = { ps->priv, ps->priv_len, 0, false };
         struct db_state s = { 0 };
         uint8_t flags;
 
-        if (ps->priv_len != DB_PRIV_LEN || br_u8(&r) != DB_PRIV_FORMAT)
+        if (ps->priv_len != DB_PRIV_LEN_1 || br_u8(&r) != DB_PRIV_FORMAT_1)
                 return (struct db_state){ 0 };
         flags = br_u8(&r);
         s.phase = br_u8(&r);
@@ -108,40 +128,106 @@ static struct db_state state_get(const struct parse_state *ps)
         s.cursor = (int64_t)br_u64(&r);
         s.overflow_at = (int64_t)br_u64(&r);
         s.rows_read = br_u64(&r);
-        for (size_t i = 0; i < PEND_MAX; i++)
-                s.pend[i] = (int64_t)br_u64(&r);
-        s.done = flags & F_DONE;
-        s.not_ours = flags & F_NOT_OURS;
-        s.have_mark = flags & F_MARK;
-        s.have_ev = flags & F_EV;
-        s.overflow = flags & F_OVERFLOW;
-        if (r.bad || s.phase > PH_TAIL || s.n_pend > PEND_MAX)
+        for (size_t i = 0; i < 6; i++) {
+                int64_t v = (int64_t)br_u64(&r);
+                if (i < s.n_pend && i < PEND_MAX)
+                        s.pend[i] = v;
+        }
+        flags_get(&s, flags);
+        /* the old overflow rewound the tail: read from its first row once more */
+        if (s.overflow && s.overflow_at > 0 && s.overflow_at - 1 < s.cursor)
+                s.cursor = s.overflow_at - 1;
+        s.overflow = false;
+        if (r.bad || s.phase > PH_TAIL || s.n_pend > 6)
                 return (struct db_state){ 0 };
         s.valid = true;
         return s;
 }
 
-/* The whole parse_state is the private area: the named fields stay zero. */
-static void state_put(struct parse_state *ps, const struct db_state *s)
+static struct db_state state_get(const struct parse_state *ps)
 {
-        struct bw w = { ps->priv, 0, sizeof(ps->priv), false };
+        struct br r = { ps->priv, ps->priv_len, 0, false };
+        struct db_state s = { 0 };
+        uint8_t flags;
+        int64_t prev = 0;
 
-        memset(ps, 0, sizeof(*ps));
-        bw_u8(&w, DB_PRIV_FORMAT);
-        bw_u8(&w, (uint8_t)((s->done ? F_DONE : 0) | (s->not_ours ? F_NOT_OURS : 0) | (s->have_mark ? F_MARK : 0) |
-                            (s->have_ev ? F_EV : 0) | (s->overflow ? F_OVERFLOW : 0)));
-        bw_u8(&w, s->phase);
-        bw_u8(&w, s->n_pend);
-        bw_u64(&w, s->fp);
-        bw_u64(&w, (uint64_t)s->at_ms);
-        bw_u64(&w, s->mark);
-        bw_u64(&w, (uint64_t)s->ev_wm);
-        bw_u64(&w, s->ev_mark);
-        bw_u64(&w, (uint64_t)s->cursor);
-        bw_u64(&w, (uint64_t)s->overflow_at);
-        bw_u64(&w, s->rows_read);
-        for (size_t i = 0; i < PEND_MAX; i++)
-                bw_u64(&w, (uint64_t)(i < s->n_pend ? s->pend[i] : 0));
+        if (ps->priv_len > 0 && ps->priv[0] == DB_PRIV_FORMAT_1)
+                return state_get_1(ps);
+        if (ps->priv_len == 0 || br_u8(&r) != DB_PRIV_FORMAT)
+                return (struct db_state){ 0 };
+        flags = br_u8(&r);
+        s.phase = br_u8(&r);
+        s.fp = br_u64(&r);
+        s.mark = br_u64(&r);
+        s.ev_mark = br_u64(&r);
+        s.at_ms = (int64_t)br_var(&r);
+        s.ev_wm = (int64_t)br_var(&r);
+        s.cursor = (int64_t)br_var(&r);
+        s.overflow_at = (int64_t)br_var(&r);
+        s.overflow_ms = (int64_t)br_var(&r);
+        s.pass_ms = (int64_t)br_var(&r);
+        s.rows_read = br_var(&r);
+        s.n_pend = br_u8(&r);
+        if (s.n_pend > PEND_MAX)
+                return (struct db_state){ 0 };
+        for (size_t i = 0; i < s.n_pend; i++) {
+                prev += (int64_t)br_var(&r);
+                s.pend[i] = prev;
+        }
+        flags_get(&s, flags);
+        if (r.bad || s.phase > PH_TAIL)
+                return (struct db_state){ 0 };
+        s.valid = true;
+        return s;
+}
+
+/* The whole parse_state is the private area: the named fields stay zero.
+ * The waiting rows that do not fit join the overflow. */
+static void state_put(struct parse_state *ps, const struct db_state *s0)
+{
+        struct db_state s = *s0;
+        struct bw w;
+        size_t fixed, kept = 0;
+
+        for (;;) {
+                w = (struct bw){ ps->priv, 0, sizeof(ps->priv), false };
+                bw_u8(&w, DB_PRIV_FORMAT);
+                bw_u8(&w, (uint8_t)((s.done ? F_DONE : 0) | (s.not_ours ? F_NOT_OURS : 0) | (s.have_mark ? F_MARK : 0) |
+                                    (s.have_ev ? F_EV : 0) | (s.overflow ? F_OVERFLOW : 0)));
+                bw_u8(&w, s.phase);
+                bw_u64(&w, s.fp);
+                bw_u64(&w, s.mark);
+                bw_u64(&w, s.ev_mark);
+                bw_var(&w, (uint64_t)s.at_ms);
+                bw_var(&w, (uint64_t)s.ev_wm);
+                bw_var(&w, (uint64_t)s.cursor);
+                bw_var(&w, (uint64_t)s.overflow_at);
+                bw_var(&w, (uint64_t)s.overflow_ms);
+                bw_var(&w, (uint64_t)s.pass_ms);
+                bw_var(&w, s.rows_read);
+                fixed = w.len;
+                bw_u8(&w, 0); /* n_pend, set below */
+                kept = 0;
+                for (size_t i = 0; i < s.n_pend; i++) {
+                        struct bw before = w;
+                        bw_var(&w, (uint64_t)(s.pend[i] - (i ? s.pend[i - 1] : 0)));
+                        if (w.overflow) {
+                                w = before;
+                                break;
+                        }
+                        kept++;
+                }
+                if (kept == s.n_pend || (s.overflow && s.overflow_at <= s.pend[kept]))
+                        break;
+                /* the rest waits in the overflow, which then begins at the
+                 * first of them (the fixed part may grow: encode again) */
+                if (!s.overflow || s.overflow_ms <= 0 || s.overflow_ms > s.at_ms)
+                        s.overflow_ms = s.at_ms;
+                s.overflow = true;
+                s.overflow_at = s.pend[kept];
+        }
+        ps->priv[fixed] = (uint8_t)kept;
+        memset(ps, 0, offsetof(struct parse_state, priv_len));
         ps->priv_len = (uint32_t)w.len;
 }
 
@@ -192,6 +278,8 @@ static bool pend_has(const struct db_state *st, int64_t rowid)
 #define MSG_COLS "rowid, id, session_id, time_created, time_updated, data"
 
 static const char Q_TAIL[] = "SELECT " MSG_COLS " FROM message WHERE rowid > ?1 ORDER BY rowid LIMIT ?2";
+static const char Q_RANGE[] = "SELECT " MSG_COLS
+                               " FROM message WHERE rowid >= ?1 AND rowid <= ?2 AND time_updated >= ?3 ORDER BY rowid";
 static const char Q_ROWID[] = "SELECT " MSG_COLS " FROM message WHERE rowid = ?1";
 static const char Q_BYID[] = "SELECT " MSG_COLS " FROM message WHERE id = ?1";
 static const char Q_MARK[] = "SELECT id FROM message WHERE rowid = ?1";
@@ -212,7 +300,7 @@ struct reader {
         const struct source_ctx *ctx;
         struct adapt_db conn;
         sqlite3 *db;
-        sqlite3_stmt *q_tail, *q_rowid, *q_byid, *q_mark, *q_parts, *q_ev, *q_ev_max, *q_ev_mark, *q_copies;
+        sqlite3_stmt *q_tail, *q_rowid, *q_range, *q_byid, *q_mark, *q_parts, *q_ev, *q_ev_max, *q_ev_mark, *q_copies;
         int64_t now_ms;
         uint64_t malformed;
         size_t n; /* rows read this call */
@@ -253,7 +341,8 @@ static int db_open(struct reader *rd, bool *ret_not_ours)
         }
         if (rc != SQLITE_OK)
                 return adapt_sql_errno(rd->db, rc);
-        if ((r = prep(rd, Q_ROWID, &rd->q_rowid, false)) < 0 || (r = prep(rd, Q_BYID, &rd->q_byid, false)) < 0 ||
+        if ((r = prep(rd, Q_ROWID, &rd->q_rowid, false)) < 0 || (r = prep(rd, Q_RANGE, &rd->q_range, false)) < 0 ||
+            (r = prep(rd, Q_BYID, &rd->q_byid, false)) < 0 ||
             (r = prep(rd, Q_MARK, &rd->q_mark, false)) < 0 || (r = prep(rd, Q_PARTS, &rd->q_parts, true)) < 0 ||
             (r = prep(rd, Q_EV, &rd->q_ev, true)) < 0 || (r = prep(rd, Q_EV_MAX, &rd->q_ev_max, true)) < 0 ||
             (r = prep(rd, Q_EV_MARK, &rd->q_ev_mark, true)) < 0)
@@ -265,7 +354,7 @@ static int db_open(struct reader *rd, bool *ret_not_ours)
 
 static void reader_close(struct reader *rd)
 {
-        sqlite3_stmt *all[] = { rd->q_tail, rd->q_rowid, rd->q_byid, rd->q_mark, rd->q_parts,
+        sqlite3_stmt *all[] = { rd->q_tail, rd->q_rowid, rd->q_range, rd->q_byid, rd->q_mark, rd->q_parts,
                                 rd->q_ev, rd->q_ev_max, rd->q_ev_mark, rd->q_copies };
 
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -473,6 +562,51 @@ static int refetch(struct reader *rd, struct db_state *st, struct row_batch *out
         return r < 0 ? r : 0;
 }
 
+/* The overflow: the rows from overflow_at up to the watermark that were
+ * updated since the last pass began (less a margin), found by SQLite's own
+ * filter so the rows that did not change never reach the parser; those
+ * still waiting join the set. It ends PEND_TTL_MS after it began. */
+static int refetch_overflow(struct reader *rd, struct db_state *st, int64_t wm, struct row_batch *out)
+{
+        int64_t since = st->pass_ms > UPDATE_SLACK_MS ? st->pass_ms - UPDATE_SLACK_MS : 0;
+        int rc, r = 0;
+
+        if (!st->overflow)
+                return 0;
+        if (st->overflow_ms > 0 && rd->now_ms - st->overflow_ms > PEND_TTL_MS) {
+                st->overflow = false; /* whatever waited there has waited too long */
+                return 0;
+        }
+        st->overflow = false; /* set again by pend_add for a row that does not fit */
+        sqlite3_bind_int64(rd->q_range, 1, st->overflow_at);
+        sqlite3_bind_int64(rd->q_range, 2, wm);
+        sqlite3_bind_int64(rd->q_range, 3, since);
+        int64_t at = st->overflow_at, began = st->overflow_ms;
+        while ((rc = sqlite3_step(rd->q_range)) == SQLITE_ROW) {
+                int64_t rowid = sqlite3_column_int64(rd->q_range, C_ROWID);
+                if (pend_has(st, rowid))
+                        continue; /* fetched with the set */
+                r = read_row(rd, rd->q_range, st, out);
+                if (r < 0)
+                        break;
+                if (r == 1)
+                        pend_add(st, rowid);
+        }
+        sqlite3_reset(rd->q_range);
+        if (r < 0)
+                return r;
+        if (rc != SQLITE_DONE)
+                return adapt_sql_errno(rd->db, rc);
+        /* rows of the range that did not change may still wait: the overflow
+         * stays where it began until its time is up */
+        if (!st->overflow || st->overflow_at > at) {
+                st->overflow = true;
+                st->overflow_at = at;
+        }
+        st->overflow_ms = began;
+        return 0;
+}
+
 /* The message.updated event's message id: data {"info":{"id":...}}. */
 struct event_f {
         struct jscan_span id;
@@ -611,8 +745,9 @@ static int read_pass(struct reader *rd, struct db_state *st, uint64_t *wm, size_
                         r = start_over(rd, st, wm);
                 } else {
                         r = refetch(rd, st, out);
-                        st->cursor = st->overflow && st->overflow_at - 1 < (int64_t)*wm ? st->overflow_at - 1 : (int64_t)*wm;
-                        st->overflow = false;
+                        if (r >= 0)
+                                r = refetch_overflow(rd, st, (int64_t)*wm, out);
+                        st->cursor = (int64_t)*wm; /* the tail is never rewound */
                         st->phase = PH_EVENTS;
                 }
                 if (r < 0)
@@ -692,6 +827,10 @@ int ocode_collect_db(const struct ocode_flavor *fl, const struct source_ctx *ctx
         st.done = !more && !settling;
         st.fp = fp;
         st.at_ms = now;
+        if (st.phase == PH_IDLE || st0.phase == PH_IDLE)
+                st.pass_ms = st0.phase == PH_IDLE ? now : st0.pass_ms;
+        if (st.overflow && st.overflow_ms <= 0)
+                st.overflow_ms = now;
         state_put(ps, &st);
         *io_watermark = wm;
         *io_malformed += rd.malformed;

@@ -481,7 +481,8 @@ static void test_updates_in_place(void)
         sql(w, "COMMIT");
         row_batch_clear(&b);
         is_int(collect(&s, 4096, &b), COLLECT_DONE, "nine steps started: read");
-        ok(ocode_db_figures(&s.ps, s.wm, &fig) == 0 && fig.waiting == 6 && fig.waiting_more, "six kept, more waiting");
+        ok(ocode_db_figures(&s.ps, s.wm, &fig) == 0 && fig.waiting == 9 && !fig.waiting_more,
+           "all nine kept by rowid, none in the overflow");
         sql(w, "BEGIN");
         for (int i = 0; i < 9; i++) {
                 xsnprintf(q, sizeof(q), "UPDATE message SET data = '" STEP(
@@ -509,7 +510,6 @@ static void test_updates_in_place(void)
         row_batch_clear(&b);
         is_int(collect(&s, 4096, &b), COLLECT_DONE, "rowids reused: read");
         ok(find_time(&b, now + 1000, "ses_L") != NULL, "the new row at a reused rowid found");
-#undef STEP
         sqlite3_close(w);
         row_batch_free(&b);
 }
@@ -762,6 +762,117 @@ static void test_realgen(void)
         free(t.keys);
 }
 
+/* Waiting rows never rewind the tail (issue 52): rows_read per pass stays
+ * what changed, with 7 unfinished steps before 2,000 finished rows (more
+ * than the six the reader once kept), and with more waiting rows than the
+ * state holds (the overflow, read through SQLite's time_updated filter). */
+static void test_waiting_cost(void)
+{
+        char path[PATH_MAX], q[2048];
+        struct row_batch b = { 0 };
+        struct ocode_db_figures fig;
+        struct src s;
+        int64_t now = (int64_t)time(NULL) * 1000, old = now - 120000;
+        uint64_t before, most = 0;
+        sqlite3 *w;
+
+        xsnprintf(path, sizeof(path), "%s/waiting/opencode.db", tmp);
+        w = db_build(path, NULL, true);
+        sql(w, "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
+               "VALUES ('ses_W', 'p', 's', '/w', 't', '1.18.33', 1, 1)");
+        sql(w, "BEGIN");
+        for (int i = 0; i < 7; i++) {
+                xsnprintf(q, sizeof(q), "INSERT INTO message VALUES ('msg_w%d', 'ses_W', %lld, %lld, '" STEP(
+                                  "{\"input\":0,\"output\":0,\"reasoning\":0,\"cache\":{\"read\":0,\"write\":0}}", "") "')",
+                          i, (long long)old + i, (long long)old + i, "0", (long long)old + i);
+                sql(w, q);
+        }
+        for (int i = 0; i < 2000; i++) {
+                xsnprintf(q, sizeof(q), "INSERT INTO message VALUES ('msg_f%04d', 'ses_W', %lld, %lld, "
+                                        "'{\"role\":\"user\",\"time\":{\"created\":%lld}}')",
+                          i, (long long)old + 10 + i, (long long)old + 10 + i, (long long)old + 10 + i);
+                sql(w, q);
+        }
+        sql(w, "COMMIT");
+        src_init(&s, OC, path);
+        is_int(collect_all(&s, 4096, &b, NULL), COLLECT_DONE, "waiting: the table read");
+        ok(ocode_db_figures(&s.ps, s.wm, &fig) == 0 && fig.waiting == 7 && !fig.waiting_more, "seven steps wait, kept");
+        for (int pass = 0; pass < 5; pass++) {
+                xsnprintf(q, sizeof(q), "INSERT INTO message VALUES ('msg_n%d', 'ses_W', %lld, %lld, "
+                                        "'{\"role\":\"user\",\"time\":{\"created\":%lld}}')",
+                          pass, (long long)now + pass, (long long)now + pass, (long long)now + pass);
+                sql(w, q);
+                before = fig.rows_read;
+                row_batch_clear(&b);
+                collect_all(&s, 4096, &b, NULL);
+                ocode_db_figures(&s.ps, s.wm, &fig);
+                if (fig.rows_read - before > most)
+                        most = fig.rows_read - before;
+        }
+        ok(most <= 8, "a pass reads the seven waiting rows and the new one, not the 2,000 after them (most %llu)",
+           (unsigned long long)most);
+        sql(w, "BEGIN");
+        for (int i = 0; i < 7; i++) {
+                xsnprintf(q, sizeof(q), "UPDATE message SET time_updated = %lld, data = '" STEP(
+                                  "{\"input\":%d,\"output\":1,\"reasoning\":0,\"cache\":{\"read\":0,\"write\":0}}",
+                                  ",\"completed\":1") "' WHERE id = 'msg_w%d'",
+                          (long long)now, "0.001", 300 + i, (long long)old + i, i);
+                sql(w, q);
+        }
+        sql(w, "COMMIT");
+        row_batch_clear(&b);
+        collect_all(&s, 4096, &b, NULL);
+        size_t found = 0;
+        for (int i = 0; i < 7; i++) {
+                const struct usage_row *r = find_time(&b, old + i, "ses_W");
+                found += r && r->input == (uint64_t)(300 + i);
+        }
+        ok(found == 7 && ocode_db_figures(&s.ps, s.wm, &fig) == 0 && fig.waiting == 0,
+           "the seven finished: each with its final tokens (%zu), none waiting", found);
+
+        /* more waiting rows than the state holds: the overflow */
+        sql(w, "BEGIN");
+        for (int i = 0; i < 60; i++) {
+                xsnprintf(q, sizeof(q), "INSERT INTO message VALUES ('msg_o%02d', 'ses_W', %lld, %lld, '" STEP(
+                                  "{\"input\":0,\"output\":0,\"reasoning\":0,\"cache\":{\"read\":0,\"write\":0}}", "") "')",
+                          i, (long long)old + 5000 + i, (long long)old + 5000 + i, "0", (long long)old + 5000 + i);
+                sql(w, q);
+        }
+        for (int i = 0; i < 500; i++) {
+                xsnprintf(q, sizeof(q), "INSERT INTO message VALUES ('msg_g%03d', 'ses_W', %lld, %lld, "
+                                        "'{\"role\":\"user\",\"time\":{\"created\":%lld}}')",
+                          i, (long long)old + 6000 + i, (long long)old + 6000 + i, (long long)old + 6000 + i);
+                sql(w, q);
+        }
+        sql(w, "COMMIT");
+        row_batch_clear(&b);
+        collect_all(&s, 4096, &b, NULL);
+        is_int(ocode_db_figures(&s.ps, s.wm, &fig), 0, "sixty waiting: figures");
+        ok(fig.waiting > 6 && fig.waiting < 60 && fig.waiting_more,
+           "sixty waiting: %u kept by rowid, the rest in the overflow", (unsigned)fig.waiting);
+        xsnprintf(q, sizeof(q), "INSERT INTO message VALUES ('msg_n9', 'ses_W', %lld, %lld, "
+                                "'{\"role\":\"user\",\"time\":{\"created\":%lld}}')",
+                  (long long)now + 9, (long long)now + 9, (long long)now + 9);
+        sql(w, q);
+        /* a waiting row past what the set holds finishes */
+        xsnprintf(q, sizeof(q), "UPDATE message SET time_updated = %lld, data = '" STEP(
+                          "{\"input\":777,\"output\":1,\"reasoning\":0,\"cache\":{\"read\":0,\"write\":0}}",
+                          ",\"completed\":1") "' WHERE id = 'msg_o59'",
+                  (long long)now + 10, "0.001", (long long)old + 5059);
+        sql(w, q);
+        before = fig.rows_read;
+        row_batch_clear(&b);
+        collect_all(&s, 4096, &b, NULL);
+        ocode_db_figures(&s.ps, s.wm, &fig);
+        const struct usage_row *r59 = find_time(&b, old + 5059, "ses_W");
+        ok(r59 && r59->input == 777, "an overflowed row that finished is read with its final tokens");
+        ok(fig.rows_read - before <= (uint64_t)fig.waiting + 2,
+           "the overflow costs what changed: %llu rows read, not the 500 after it",
+           (unsigned long long)(fig.rows_read - before));
+        sqlite3_close(w);
+        row_batch_free(&b);
+}
+
 int main(void)
 {
         char cmd[PATH_MAX + 16];
@@ -775,6 +886,7 @@ int main(void)
         test_kilo();
         test_updates_in_place();
         test_event_table_later();
+        test_waiting_cost();
         test_odd_databases();
         test_json_era();
         test_both_eras();
