@@ -214,6 +214,7 @@ bench: deps all
 	tests/bench/harnesses.sh $(abspath $(BUILD))
 	/usr/bin/python3 tests/bench/probes.py $(abspath $(BUILD))
 	tests/bench/team.sh $(abspath $(BUILD))
+	/usr/bin/python3 tests/bench/opencode_waiting.py $(abspath $(BUILD))
 
 lint-man:
 	mandoc -Tlint -Wwarning man/agentmeterd.8 man/agentmeterctl.1
