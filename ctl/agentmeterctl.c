@@ -368,6 +368,16 @@ static int cmd_completion(struct args *a)
  * report; never the ledger itself (that may be slow), and never waiting
  * long: a daemon that does not answer in 300 ms completes nothing. */
 #define COMPLETE_WAIT_MS 300
+/* A candidate or its description must be one line of one field: a TAB
+ * would cut it where the scripts split, a newline forge another candidate. */
+static bool one_field(const char *s)
+{
+        for (; s && *s; s++)
+                if ((unsigned char)*s < 0x20 || *s == 0x7f)
+                        return false;
+        return true;
+}
+
 static void complete_from_daemon(void *u, enum complete_value what, const char *prefix, FILE *out)
 {
         struct args *a = u;
@@ -387,17 +397,19 @@ static void complete_from_daemon(void *u, enum complete_value what, const char *
                            i < json_object_array_length(rows); i++) {
                 struct json_object *row = json_object_array_get_idx(rows, i);
                 const char *v = jstr(row, what == CV_SESSION ? "session" : "project");
+                const char *harness = jstr(row, "harness"), *project = jstr(row, "project");
                 bool dup = false;
-                if (!v || !*v || strncmp(v, prefix, strlen(prefix)) != 0 || strchr(v, '\n'))
+                /* a value that cannot be one field is not offered at all */
+                if (!v || !*v || strncmp(v, prefix, strlen(prefix)) != 0 || !one_field(v))
                         continue;
                 for (size_t j = 0; what == CV_PROJECT && j < i && !dup; j++) /* projects once */
                         dup = jstr(json_object_array_get_idx(rows, j), "project") &&
                               strcmp(jstr(json_object_array_get_idx(rows, j), "project"), v) == 0;
                 if (dup)
                         continue;
-                if (what == CV_SESSION)
-                        fprintf(out, "%s\t%s %s\n", v, jstr(row, "harness") ? jstr(row, "harness") : "",
-                                jstr(row, "project") ? jstr(row, "project") : "");
+                /* the description only when every part of it is one line */
+                if (what == CV_SESSION && one_field(harness) && one_field(project))
+                        fprintf(out, "%s\t%s %s\n", v, harness ? harness : "", project ? project : "");
                 else
                         fprintf(out, "%s\n", v);
         }
