@@ -121,7 +121,7 @@ static int letta_parse_line(const struct source_ctx *ctx, struct parse_state *ps
         if (!had_header && (ps->flags & PS_HEADER_SEEN) && !(ps->flags & PS_NOT_SOURCE) && ctx &&
             strcmp(ps->session, "default") == 0 && folder_key(ctx->path, key, sizeof(key)) == 0 &&
             strncmp(key, "default:", 8) == 0 && strlen(key + 8) < sizeof(ps->session))
-                snprintf(ps->session, sizeof(ps->session), "%s", key + 8);
+                row_set_str(ps->session, sizeof(ps->session), key + 8, strlen(key + 8));
         return r;
 }
 
