@@ -43,29 +43,43 @@ check "__complete: no line forged by a project's newline" sh -c "! printf '%s\n'
 check "__complete: at most one TAB a line" sh -c "! printf '%s\n' \"\$1\" | grep -qP '\t.*\t'" _ "$out"
 is "$(printf '%s\n' "$out" | grep '^hFplain')" "hFplain" "__complete: a description that is not one line is left out"
 
-# type: agentmeterctl report daily --session PREFIX, Tab, C-a, printf 'R<%s>\n' , Enter
+# type: agentmeterctl report daily --session PREFIX, Tab, C-a, printf 'R<%s>\n' , Enter;
+# each step waits for the pane to show its effect (polled, never a fixed sleep)
+pane() { tmux -S "$T/tmux.sock" capture-pane -p -J; }
+pane_until() { # pane_until SECONDS SHELL-TEST-ON-$P
+	local n=$(($1 * 20)) P
+	while [ "$n" -gt 0 ]; do
+		P=$(pane)
+		eval "$2" && return 0
+		sleep 0.05; n=$((n - 1))
+	done
+	diag "the pane did not come to [$2]:"; printf '%s\n' "$P" | sed 's/^/# | /' >&2
+	return 1
+}
 tmux_word() { # tmux_word SHELL-COMMAND PREFIX
-	local sock=$T/tmux.sock out
+	local sock=$T/tmux.sock typed word=$2
 	tmux -S "$sock" kill-server 2>/dev/null
 	tmux -S "$sock" new-session -d -x 250 -y 20 "$1"
-	sleep 1.5
+	pane_until 10 '[[ $P == *[^[:space:]]* ]]'
 	tmux -S "$sock" send-keys -l "agentmeterctl report daily --session $2"
+	pane_until 5 '[[ $P == *"--session $word"* ]]'
+	typed=$(pane)
 	tmux -S "$sock" send-keys Tab
-	sleep 1.5
+	pane_until 5 '[ "$P" != "$typed" ]'
+	sleep 0.2 # a completion may be drawn in more than one write
 	tmux -S "$sock" send-keys C-a
 	tmux -S "$sock" send-keys -l "printf 'R<%s>\n' "
 	tmux -S "$sock" send-keys Enter
-	sleep 1
-	out=$(tmux -S "$sock" capture-pane -p -J | sed -n 's/^R<\(.*\)>$/\1/p' | tail -1)
+	pane_until 5 'printf "%s\n" "$P" | grep -q "^R<.*>$"'
+	pane | sed -n 's/^R<\(.*\)>$/\1/p' | tail -1
 	tmux -S "$sock" kill-server 2>/dev/null
-	printf '%s' "$out"
 }
 agentmeterctl completion bash >"$T/c.bash"
 agentmeterctl completion zsh >"$T/_agentmeterctl"
 agentmeterctl completion fish >"$T/c.fish"
 printf 'PS1="$ "\nsource %q\n' "$T/c.bash" >"$T/bashrc"
 mkdir -p "$T/zdot"
-printf 'PS1="%% "\nbindkey -e\nfpath=(%q $fpath)\nautoload -Uz compinit && compinit -u -d %q\n' "$T" "$T/zcompdump" >"$T/zdot/.zshrc"
+printf 'PS1="%%%% "\nbindkey -e\nfpath=(%q $fpath)\nautoload -Uz compinit && compinit -u -d %q\n' "$T" "$T/zcompdump" >"$T/zdot/.zshrc"
 i=0
 for v in "$V1" "$V2" "$V3"; do
 	i=$((i + 1)); p=${v:0:2}
