@@ -31,8 +31,14 @@ export AM_SRCDIR=$PWD
 # with python3-dbus and python3-gi): a version manager's shim found first in
 # PATH (pyenv's) costs about 0.35 s a start, and the suite starts thousands.
 [ -x /usr/bin/python3 ] && export PATH=/usr/bin:$PATH
+# Two test programs at a time by default (AM_PROVE_JOBS overrides; 1 runs
+# them one by one): the system tests spend much of their time waiting on
+# the daemon, a shell or a server, and each has its own directories,
+# sockets and ports, so they can overlap.
+jobs=${AM_PROVE_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 2 ] && jobs=2
 log=$(mktemp)
-prove --exec '' --timer ${AM_PROVE_JOBS:+-j"$AM_PROVE_JOBS"} "${list[@]}" 2>&1 | tee "$log"
+prove --exec '' --timer -j"$jobs" "${list[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # A plain closing line for CI, counting test programs.
 total=${#list[@]}

@@ -10,7 +10,7 @@ pg_init() {
 	PGD=$T/pg
 	mkdir -p "$PGD"
 	if [ "$(id -u)" -eq 0 ]; then
-		id amtestsys >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys
+		id amtestsys >/dev/null 2>&1 || { useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys 2>/dev/null || id amtestsys >/dev/null; }
 		chown amtestsys: "$PGD"
 		PG_AS=(setpriv --reuid=amtestsys --regid="$(id -g amtestsys)" --clear-groups env HOME=/nonexistent)
 	fi

@@ -70,7 +70,9 @@ RUN=()
 TLIB=$AM_SRCDIR/tests/lib # the test helpers (gen_pi.py...); a readable copy for the test user
 use_test_user() {
 	[ "$(id -u)" -eq 0 ] || return 0
-	id amtestsys >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys
+	# tests run in parallel (prove -j): another may add the user first
+	id amtestsys >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin amtestsys 2>/dev/null ||
+		id amtestsys >/dev/null
 	local u; u=$(id -u amtestsys)
 	install -d -m 0755 "$T/bin" "$T/testlib"
 	install -m 0755 "$D" "$C" "$T/bin/"
