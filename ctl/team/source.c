@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "team-ledger/schema.h"
 #include "team/source.h"
+#include "timefmt.h"
 
 #define S TEAM_SCHEMA "."
 #define BUCKET "(time_ms - mod(mod(time_ms, 900000) + 900000, 900000))"
@@ -94,8 +96,8 @@ static void sums_cols(struct query *x, const struct report_query *q)
 }
 #define SUMS_N 13
 
-/* WHERE: harness, machines, users, and time in [lo, hi) (INT64_MIN/MAX: open). */
-static void where(struct query *x, const struct report_query *q, int64_t lo, int64_t hi)
+/* WHERE: harness, machines, users (of the rows or the rollups) */
+static void where_parties(struct query *x, const struct report_query *q)
 {
         add(x, " WHERE true");
         if (q->harness[0]) {
@@ -110,6 +112,13 @@ static void where(struct query *x, const struct report_query *q, int64_t lo, int
                 x->params[x->n++] = array(x, q->users, REPORT_PARTY_FILTER_MAX);
                 add(x, " AND user_name = ANY($%d::text[])", x->n);
         }
+}
+
+/* WHERE: harness, machines, users, session, project, and time in [lo, hi)
+ * (INT64_MIN/MAX: open). */
+static void where(struct query *x, const struct report_query *q, int64_t lo, int64_t hi)
+{
+        where_parties(x, q);
         /* --session, --project: of the row (a tool call: of the row that paid for it) */
         if (q->session) {
                 x->params[x->n++] = q->session;
@@ -201,12 +210,140 @@ static int items(struct team_source *ts, struct query *x, report_item_fn cb, voi
         return r;
 }
 
+/* ---- rollups, schema version 2 ---------------------------------------------------
+ *
+ * The server keeps sums per 15-minute bucket (rollup_rows); a report
+ * groups them into the asker's days. Summing every bucket on the client
+ * would move one result row per bucket, machine and model (a team's year:
+ * hundreds of thousands); instead the client sends the starts of the
+ * local days the data spans, computed by its own zone code exactly as the
+ * builder computes a row's day, and the server sums per day
+ * (width_bucket over that sorted array). Each result row is a day's
+ * buckets, first and last bucket start: the builder puts it in the same
+ * day, week and month as the buckets themselves. */
+#define DAYS_MAX 40000 /* more local days than that (over a century): per bucket */
+
+/* The day after "YYYY-MM-DD" (civil arithmetic; no zone). */
+static void next_day(const char day[11], char out[11])
+{
+        struct tm tm = { 0 };
+        int y = 0, m = 0, d = 0;
+        char buf[64];
+
+        sscanf(day, "%d-%d-%d", &y, &m, &d);
+        tm.tm_year = y - 1900;
+        tm.tm_mon = m - 1;
+        tm.tm_mday = d + 1;
+        tm.tm_hour = 12;
+        time_t t = timegm(&tm);
+        gmtime_r(&t, &tm);
+        snprintf(buf, sizeof(buf), "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+        memcpy(out, buf, 10);
+        out[10] = 0;
+}
+
+/* The bigint[] literal of the local day starts in tz from the day of lo
+ * to the day of hi; NULL when they are too many (or on ENOMEM). */
+static char *day_starts(const char *tz, int64_t lo, int64_t hi)
+{
+        char day[11], next[11];
+        int64_t start;
+        size_t n = 0, cap = 4096;
+        char *a = malloc(cap);
+
+        if (!a)
+                return NULL;
+        timefmt_day(lo, tz, day);
+        a[n++] = '{';
+        for (int i = 0; i < DAYS_MAX; i++) {
+                if (timefmt_parse_day(day, tz, &start) < 0)
+                        break;
+                if (start > hi) {
+                        if (a[n - 1] == ',')
+                                n--;
+                        a[n++] = '}';
+                        a[n] = 0;
+                        return a;
+                }
+                if (n + 32 > cap) {
+                        char *b = realloc(a, cap *= 2);
+                        if (!b)
+                                break;
+                        a = b;
+                }
+                n += (size_t)snprintf(a + n, cap - n, "%" PRId64 ",", start);
+                next_day(day, next);
+                memcpy(day, next, sizeof(day));
+        }
+        free(a);
+        return NULL;
+}
+
+#define ROLLUP_SUMS " sum(events), sum(token_events), sum(input), sum(output), sum(cache_read)," \
+                    " sum(cache_write), sum(cache_write_1h), sum(reasoning), sum(total), sum(cost_nano)," \
+                    " sum(priced_events), sum(computed_events), sum(calls)"
+
+/* The rows' time span in [lo, hi): ret_lo > ret_hi when there are none. */
+static int rollup_span(struct team_source *ts, const struct report_query *q, int64_t lo, int64_t hi,
+                       int64_t *ret_lo, int64_t *ret_hi)
+{
+        struct query x = { 0 };
+        PGresult *res;
+
+        add(&x, "SELECT coalesce(min(bucket_ms), 1), coalesce(max(bucket_ms), 0) FROM " S "rollup_rows");
+        where_parties(&x, q);
+        if (lo != INT64_MIN)
+                add(&x, " AND bucket_ms >= %" PRId64, lo);
+        if (hi != INT64_MAX)
+                add(&x, " AND bucket_ms < %" PRId64, hi);
+        if (!(res = exec(ts, &x)))
+                return -EIO;
+        *ret_lo = i64(ts->pq->getvalue(res, 0, 0));
+        *ret_hi = i64(ts->pq->getvalue(res, 0, 1));
+        ts->pq->clear(res);
+        return 0;
+}
+
+static int team_rollups_v2(struct team_source *ts, const struct report_query *q, int64_t from_ms,
+                           int64_t until_ms, report_item_fn cb, void *u)
+{
+        struct query x = { 0 };
+        int64_t lo = ceil_bucket(from_ms), hi = ceil_bucket(until_ms), first, last;
+        char *days = NULL;
+        int r;
+
+        r = rollup_span(ts, q, lo, hi, &first, &last);
+        if (r < 0 || first > last)
+                return r;
+        days = day_starts(q->tz, first, last);
+        add(&x, "SELECT min(bucket_ms), max(bucket_ms), harness, provider, model, '', '', %s,",
+            party_col(q));
+        add(&x, ROLLUP_SUMS " FROM " S "rollup_rows");
+        where_parties(&x, q);
+        if (lo != INT64_MIN)
+                add(&x, " AND bucket_ms >= %" PRId64, lo);
+        if (hi != INT64_MAX)
+                add(&x, " AND bucket_ms < %" PRId64, hi);
+        if (days) {
+                x.params[x.n++] = days;
+                add(&x, " GROUP BY width_bucket(bucket_ms, $%d::bigint[]), 3, 4, 5, 8", x.n);
+        } else {
+                add(&x, " GROUP BY bucket_ms, 3, 4, 5, 8");
+        }
+        r = items(ts, &x, cb, u);
+        free(days);
+        return r;
+}
+
 static int team_rollups(void *ctx, const struct report_query *q, int64_t from_ms, int64_t until_ms,
                         report_item_fn cb, void *u)
 {
         struct team_source *ts = ctx;
         struct query x = { 0 };
 
+        if (ts->version >= 2)
+                return team_rollups_v2(ts, q, from_ms, until_ms, cb, u);
+        /* a version-1 server: the rows themselves, per bucket */
         add(&x, "SELECT " BUCKET ", " BUCKET ", harness, provider, model, '', '', %s, ", party_col(q));
         sums_cols(&x, q);
         add(&x, " FROM " S "usage_rows");
@@ -326,11 +463,12 @@ static int team_calls(void *ctx, const struct report_query *q, const struct repo
         return r;
 }
 
-void team_source_init(struct team_source *ts, const struct pq_api *pq, PGconn *conn,
+void team_source_init(struct team_source *ts, const struct pq_api *pq, PGconn *conn, int version,
                       struct report_source *ret_src)
 {
         ts->pq = pq;
         ts->conn = conn;
+        ts->version = version;
         ts->error[0] = 0;
         *ret_src = (struct report_source){
                 .rollups = team_rollups, .rows = team_rows, .sessions = team_sessions,

@@ -151,9 +151,12 @@ int team_init(const char *url, FILE *out, FILE *errf)
                 pq->finish(c);
                 return 1;
         }
-        if (v == 0)
+        if (r == 0 && v == 0)
                 r = run(pq, c, team_schema_v1_sql, err, sizeof(err));
-        /* later versions: migrations from v here, each in this txn */
+        /* the migrations from v, each in this txn (a new schema takes the
+         * same steps as an old one, so every init runs them) */
+        if (r == 0 && v >= 0 && v < 2)
+                r = run(pq, c, team_migrate_v2_sql, err, sizeof(err));
         if (r == 0 && v >= 0)
                 r = run(pq, c, "COMMIT", err, sizeof(err));
         if (r < 0 || v < 0) {
@@ -163,6 +166,9 @@ int team_init(const char *url, FILE *out, FILE *errf)
         }
         if (v == 0)
                 fprintf(out, "team schema version %d created in database %s\n", TEAM_SCHEMA_VERSION, pq->db(c));
+        else if (v < TEAM_SCHEMA_VERSION)
+                fprintf(out, "team schema in database %s migrated from version %d to %d\n", pq->db(c), v,
+                        TEAM_SCHEMA_VERSION);
         else
                 fprintf(out, "team schema version %d in database %s is up to date\n", v, pq->db(c));
         /* the roles: needs CREATEROLE and the tables' ownership; apart, so
@@ -202,7 +208,7 @@ int team_report(const char *url, const struct report_query *q, json_object **ret
         /* one snapshot for all the report's queries */
         r = run(pq, c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err, cap);
         if (r == 0) {
-                team_source_init(&ts, pq, c, &src);
+                team_source_init(&ts, pq, c, v, &src);
                 r = report_run_from(&src, q, ret_report, &why);
                 if (r < 0)
                         snprintf(err, cap, "%s", ts.error[0] ? ts.error : why ? why : strerror(-r));

@@ -433,11 +433,11 @@ static void on_result(struct team_push *p, PGresult *res)
                         snprintf(p->op_error, sizeof(p->op_error),
                                  "the team schema is version %ld, newer than this agentmeterd knows "
                                  "(%d): upgrade agentmeterd", v, TEAM_SCHEMA_VERSION);
-                } else if (v != TEAM_SCHEMA_VERSION) {
+                } else if (v < TEAM_SCHEMA_PUSH_MIN) {
                         p->op_failed = true;
                         snprintf(p->op_error, sizeof(p->op_error),
                                  "the team schema is version %ld, this agentmeterd needs %d: run "
-                                 "agentmeterctl team init", v, TEAM_SCHEMA_VERSION);
+                                 "agentmeterctl team init", v, TEAM_SCHEMA_PUSH_MIN);
                 }
         } else if (p->op == OP_METER && st == PGRES_TUPLES_OK && p->pq->ntuples(res) == 1) {
                 p->meter_id = (int)strtol(p->pq->getvalue(res, 0, 0), NULL, 10);

@@ -136,7 +136,7 @@ out=$(ctl C team init 2>&1); rc=$?
 is "$rc" 1 "too new a schema: team init refuses"
 check "too new a schema: team init says why" grep -q "version 99, newer than this agentmeterctl knows" <<<"$out"
 check "too new a schema: report --team says why" holds 'ctl C report daily --team 2>&1 | grep -q "version 99, newer"'
-pg_q "UPDATE agentmeter.schema_info SET version = 1" >/dev/null
+pg_q "UPDATE agentmeter.schema_info SET version = 2" >/dev/null
 reload
 check "schema back: the calls metered meanwhile arrive" wait_until 30 holds 'drained C'
 is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily --json | jq -c .totals)" \

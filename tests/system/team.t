@@ -33,9 +33,9 @@ fix_owner
 out=$(team_init A 2>&1); rc=$?
 is "$rc" 0 "team init creates the schema"
 sed 's/^/# /' <<<"$out"
-check "team init says which version it made" grep -q "schema version 1 created" <<<"$out"
+check "team init says which version it made" grep -q "schema version 2 created" <<<"$out"
 out=$(team_init A 2>&1)
-check "team init again: up to date, nothing changed" grep -q "version 1 .*is up to date" <<<"$out"
+check "team init again: up to date, nothing changed" grep -q "version 2 .*is up to date" <<<"$out"
 is "$(pg_q 'SELECT count(*) FROM agentmeter.schema_info')" 1 "one schema version row"
 
 start_d A && start_d B
@@ -185,6 +185,59 @@ cost1=$(team_rep A daily --harness claude | jq .totals.cost_usd)
 check "reprice: the team's claude cost went down ($cost0 -> $cost1)" holds "python3 -c 'import sys; sys.exit(not $cost1 < $cost0)'"
 is "$(team_rep A daily)" "$(union_rep daily)" "reprice: the team report equals the repriced union's"
 is "$(team_rep A session)" "$(union_rep session)" "reprice: sessions too"
+
+# ---- the rollups (schema version 2) ---------------------------------------------
+# kept by the server's triggers in the push's transaction: after merges of
+# one call from two machines, a kill, a restart and a reprice they equal
+# the rows' own sums
+RSUM="SELECT sum(events), sum(token_events), sum(input), sum(output), sum(cache_read), sum(cache_write),
+ sum(reasoning), sum(cost_nano), sum(priced_events), sum(calls) FROM agentmeter.rollups"
+USUM="SELECT count(*), count(*) FILTER (WHERE tokens_known), sum(input) FILTER (WHERE tokens_known),
+ sum(output) FILTER (WHERE tokens_known), sum(cache_read) FILTER (WHERE tokens_known),
+ sum(cache_write) FILTER (WHERE tokens_known), sum(reasoning) FILTER (WHERE tokens_known),
+ sum(cost_nano) FILTER (WHERE cost_source <> 0), count(*) FILTER (WHERE cost_source <> 0), sum(n_calls)
+ FROM agentmeter.usage"
+is "$(pg_q "$RSUM")" "$(pg_q "$USUM")" "rollups: equal the rows' sums after two machines' merges, a kill and a reprice"
+# the rollup reports read them, grouped into the asker's days on the server:
+# the same as the union's in zones 5:45 and -5/-4 (DST) off UTC
+for z in Asia/Kathmandu America/New_York; do
+	for k in daily monthly model; do
+		is "$(ctl A report $k --team --json --tz $z | jq -cS "$proj")" \
+		   "$(as_d U "$C" --socket "$T/U/none.sock" report $k --json --tz $z 2>/dev/null | jq -cS "$proj")" \
+		   "rollups: report $k in $z equals the union's"
+	done
+done
+# ... and from the rollups, not the rows: a rollup changed by hand shows
+one="(SELECT ctid FROM agentmeter.rollups WHERE events > 0 ORDER BY bucket_ms LIMIT 1)"
+pg_q "UPDATE agentmeter.rollups SET output = output + 1000000 WHERE ctid = $one" >/dev/null
+want=$(( $(union_rep daily | jq .totals.output_tokens) + 1000000 ))
+is "$(team_rep A daily | jq .totals.output_tokens)" "$want" "rollups: report daily --team reads the rollups"
+pg_q "UPDATE agentmeter.rollups SET output = output - 1000000 WHERE ctid = $one" >/dev/null
+
+# ---- migration: a version-1 server ------------------------------------------------
+# the version-2 objects taken away: what a server made by the previous release is
+pg_q "DROP VIEW agentmeter.rollup_rows; DROP TRIGGER rollups_on_insert ON agentmeter.usage;
+ DROP TRIGGER rollups_on_update ON agentmeter.usage; DROP TRIGGER rollups_on_delete ON agentmeter.usage;
+ DROP FUNCTION agentmeter.rollups_on_insert(), agentmeter.rollups_on_update(), agentmeter.rollups_on_delete();
+ DROP TABLE agentmeter.rollups; UPDATE agentmeter.schema_info SET version = 1" >/dev/null
+new_call A msg_V1 31
+new_call U msg_V1 31
+check "v1: this release's daemon pushes into a version-1 schema" wait_until 30 holds 'drained A'
+union_once
+is "$(team_rep A daily)" "$(union_rep daily)" "v1: reports from the rows equal the union's"
+out=$(team_init A 2>&1)
+check "team init migrates: says from which version" grep -q "migrated from version 1 to 2" <<<"$out"
+sed 's/^/# /' <<<"$out"
+is "$(pg_q "$RSUM")" "$(pg_q "$USUM")" "migrated: the rollups filled from the rows, every row once"
+new_call B msg_V2 32
+new_call U msg_V2 32
+check "migrated: beta pushes a new call" wait_until 30 holds 'drained B'
+union_once
+is "$(pg_q "$RSUM")" "$(pg_q "$USUM")" "migrated: the trigger keeps them after the migration"
+is "$(team_rep A daily)" "$(union_rep daily)" "migrated: report daily --team equals the union's"
+is "$(team_rep A model)" "$(union_rep model)" "migrated: report model --team equals the union's"
+is "$(pg_q "SELECT count(*) FROM agentmeter.usage")" "$(union_rep daily | jq .totals.events)" \
+	"migrated: every row on the server once"
 
 check "alpha stops cleanly (exit 0; under ASan: no leak)" stop_d A
 check "beta stops cleanly" stop_d B
