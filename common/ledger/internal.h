@@ -88,6 +88,9 @@ void backlog_txn_end(struct ledger *l, bool committed);
 /* AGENTMETER_TEST_MIGRATE_CHUNK=<n> moves n rows or calls per migration
  * transaction; AGENTMETER_TEST_MIGRATE_STOP=<k> gives up after k of them (as
  * a crash would), so tests see a migration finished by a later open;
+ * AGENTMETER_TEST_MIGRATE_KILL=<k> kills the process (SIGKILL) right after
+ * the k-th of them has committed, counting the last one that writes the
+ * schema version;
  * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size;
  * AGENTMETER_TEST_BACKLOG_KEYS=<n>: the index's backlog written at n keys.
  * Each a positive number, else the built-in size (read with

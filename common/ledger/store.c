@@ -8,6 +8,7 @@
  * and calls under their content keys (dbs `usage` and `activity`):
  * store_migrate moves them. */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,17 +520,27 @@ static int migrate_finish_txn(struct ledger *l, MDB_txn *txn, void *u)
 int store_migrate(struct ledger *l)
 {
         size_t stop = test_hook_number("AGENTMETER_TEST_MIGRATE_STOP", 1, SIZE_MAX, SIZE_MAX), txns = 0;
+        size_t kill_at = test_hook_number("AGENTMETER_TEST_MIGRATE_KILL", 1, SIZE_MAX, SIZE_MAX);
         bool done = false;
         int r = 0;
 
         if (!l->have_old_rows)
                 return 0;
-        while (r == 0 && !done)
+        while (r == 0 && !done) {
                 r = ++txns > stop ? -EINTR : ledger_write(l, migrate_rows_txn, &done);
-        for (done = false; r == 0 && !done;)
+                if (txns == kill_at)
+                        raise(SIGKILL);
+        }
+        for (done = false; r == 0 && !done;) {
                 r = ++txns > stop ? -EINTR : ledger_write(l, migrate_calls_txn, &done);
-        if (r == 0)
+                if (txns == kill_at)
+                        raise(SIGKILL);
+        }
+        if (r == 0) {
                 r = ledger_write(l, migrate_finish_txn, NULL);
+                if (++txns == kill_at)
+                        raise(SIGKILL);
+        }
         if (r == 0)
                 l->have_old_rows = false; /* the drop closed their handles */
         return r;
