@@ -96,7 +96,10 @@ const char team_schema_v1_sql[] =
  *
  * A usage row adds to its rollup (bucket of its time, origin, harness,
  * provider, model): one event, its tokens when known, its cost when priced
- * (cost_source <> 0; computed = 2), its tool calls. The merge of a push
+ * (cost_source <> 0; computed = 2), its tool calls. Two widths: `rollups`
+ * per 15 minutes (a local day in any zone is a whole number of them) and
+ * `rollups_hourly` per hour (enough for a zone whose offsets are whole
+ * hours, most of them, with a fraction of the rows). The merge of a push
  * (INSERT ... ON CONFLICT DO UPDATE) fires the insert trigger with the
  * rows it inserted and the update trigger with the old and new images of
  * the rows it changed: the update's difference (-old +new, also when the
@@ -104,14 +107,16 @@ const char team_schema_v1_sql[] =
  * transaction, so the rollups always equal the sums of the rows. The
  * groups are written in key order: two pushes touching the same rollups
  * lock them in one order (no deadlock). */
-#define BUCKET_OF(t) "(" t " - mod(mod(" t ", 900000) + 900000, 900000))"
-#define CONTRIB(sign, tbl) \
-        "SELECT " sign " AS sign, " BUCKET_OF("time_ms") " AS bucket_ms, origin, harness, provider, model," \
+#define QUARTER "900000"
+#define HOUR "3600000"
+#define BUCKET_OF(t, w) "(" t " - mod(mod(" t ", " w ") + " w ", " w "))"
+#define CONTRIB(sign, tbl, w) \
+        "SELECT " sign " AS sign, " BUCKET_OF("time_ms", w) " AS bucket_ms, origin, harness, provider, model," \
         " tokens_known, input, output, cache_read, cache_write, cache_write_1h, reasoning, total," \
         " cost_source, cost_nano, n_calls FROM " tbl
 #define SIGNED(f) " coalesce(sum(sign * " f ") FILTER (WHERE tokens_known), 0),"
-#define ROLLUP_ADD(contrib) \
-        "INSERT INTO " S "rollups AS r SELECT bucket_ms, origin, harness, provider, model, sum(sign)," \
+#define ROLLUP_ADD(table, contrib) \
+        "INSERT INTO " S table " AS r SELECT bucket_ms, origin, harness, provider, model, sum(sign)," \
         " coalesce(sum(sign) FILTER (WHERE tokens_known), 0)," \
         SIGNED("input") SIGNED("output") SIGNED("cache_read") SIGNED("cache_write") \
         SIGNED("cache_write_1h") SIGNED("reasoning") SIGNED("total") \
@@ -128,23 +133,40 @@ const char team_schema_v1_sql[] =
         " reasoning = r.reasoning + EXCLUDED.reasoning, total = r.total + EXCLUDED.total," \
         " cost_nano = r.cost_nano + EXCLUDED.cost_nano, priced_events = r.priced_events + EXCLUDED.priced_events," \
         " computed_events = r.computed_events + EXCLUDED.computed_events, calls = r.calls + EXCLUDED.calls"
+/* contrib(w): the statement's contributions at width w */
+#define BOTH(contrib) ROLLUP_ADD("rollups", contrib(QUARTER)) "; " ROLLUP_ADD("rollups_hourly", contrib(HOUR))
 #define TRIGGER_FN(name, contrib) \
         "CREATE FUNCTION " S name "() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp" \
-        " AS $f$ BEGIN " ROLLUP_ADD(contrib) "; RETURN NULL; END $f$;\n"
+        " AS $f$ BEGIN " BOTH(contrib) "; RETURN NULL; END $f$;\n"
+#define INSERTED(w) CONTRIB("1", "new_rows", w)
+#define UPDATED(w) CONTRIB("1", "new_rows", w) " UNION ALL " CONTRIB("-1", "old_rows", w)
+#define DELETED(w) CONTRIB("-1", "old_rows", w)
+#define EXISTING(w) CONTRIB("1", S "usage", w)
+#define ROLLUP_TABLE(name) \
+        "CREATE TABLE " S name " (\n" \
+        "  bucket_ms bigint NOT NULL, origin integer NOT NULL REFERENCES " S "meters (id),\n" \
+        "  harness text NOT NULL, provider text NOT NULL, model text NOT NULL,\n" \
+        "  events bigint NOT NULL, token_events bigint NOT NULL,\n" \
+        "  input bigint NOT NULL, output bigint NOT NULL, cache_read bigint NOT NULL,\n" \
+        "  cache_write bigint NOT NULL, cache_write_1h bigint NOT NULL, reasoning bigint NOT NULL,\n" \
+        "  total bigint NOT NULL, cost_nano bigint NOT NULL, priced_events bigint NOT NULL,\n" \
+        "  computed_events bigint NOT NULL, calls bigint NOT NULL,\n" \
+        "  PRIMARY KEY (bucket_ms, origin, harness, provider, model));\n"
+/* a left join on the meter's key: a query that names no meter column
+ * reads the rollups alone (the planner drops the join) */
+#define ROLLUP_VIEW(name, table) \
+        "CREATE VIEW " S name " AS SELECT r.bucket_ms, to_timestamp(r.bucket_ms / 1000.0) AS bucket," \
+        " m.machine, m.user_name, r.harness, r.provider, r.model, r.events, r.token_events, r.input, r.output," \
+        " r.cache_read, r.cache_write, r.cache_write_1h, r.reasoning, r.total, r.cost_nano," \
+        " r.priced_events, r.computed_events, r.calls" \
+        " FROM " S table " r LEFT JOIN " S "meters m ON m.id = r.origin WHERE r.events <> 0;\n"
 
 const char team_migrate_v2_sql[] =
-        "CREATE TABLE " S "rollups (\n"
-        "  bucket_ms bigint NOT NULL, origin integer NOT NULL REFERENCES " S "meters (id),\n"
-        "  harness text NOT NULL, provider text NOT NULL, model text NOT NULL,\n"
-        "  events bigint NOT NULL, token_events bigint NOT NULL,\n"
-        "  input bigint NOT NULL, output bigint NOT NULL, cache_read bigint NOT NULL,\n"
-        "  cache_write bigint NOT NULL, cache_write_1h bigint NOT NULL, reasoning bigint NOT NULL,\n"
-        "  total bigint NOT NULL, cost_nano bigint NOT NULL, priced_events bigint NOT NULL,\n"
-        "  computed_events bigint NOT NULL, calls bigint NOT NULL,\n"
-        "  PRIMARY KEY (bucket_ms, origin, harness, provider, model));\n"
-        TRIGGER_FN("rollups_on_insert", CONTRIB("1", "new_rows"))
-        TRIGGER_FN("rollups_on_update", CONTRIB("1", "new_rows") " UNION ALL " CONTRIB("-1", "old_rows"))
-        TRIGGER_FN("rollups_on_delete", CONTRIB("-1", "old_rows"))
+        ROLLUP_TABLE("rollups")
+        ROLLUP_TABLE("rollups_hourly")
+        TRIGGER_FN("rollups_on_insert", INSERTED)
+        TRIGGER_FN("rollups_on_update", UPDATED)
+        TRIGGER_FN("rollups_on_delete", DELETED)
         "CREATE TRIGGER rollups_on_insert AFTER INSERT ON " S "usage REFERENCING NEW TABLE AS new_rows"
         " FOR EACH STATEMENT EXECUTE FUNCTION " S "rollups_on_insert();\n"
         "CREATE TRIGGER rollups_on_update AFTER UPDATE ON " S "usage REFERENCING OLD TABLE AS old_rows"
@@ -152,12 +174,12 @@ const char team_migrate_v2_sql[] =
         "CREATE TRIGGER rollups_on_delete AFTER DELETE ON " S "usage REFERENCING OLD TABLE AS old_rows"
         " FOR EACH STATEMENT EXECUTE FUNCTION " S "rollups_on_delete();\n"
         /* the rows already there (the table is locked by the trigger's creation) */
-        ROLLUP_ADD(CONTRIB("1", S "usage")) ";\n"
-        "CREATE VIEW " S "rollup_rows AS SELECT r.bucket_ms, to_timestamp(r.bucket_ms / 1000.0) AS bucket,"
-        " m.machine, m.user_name, r.harness, r.provider, r.model, r.events, r.token_events, r.input, r.output,"
-        " r.cache_read, r.cache_write, r.cache_write_1h, r.reasoning, r.total, r.cost_nano,"
-        " r.priced_events, r.computed_events, r.calls"
-        " FROM " S "rollups r JOIN " S "meters m ON m.id = r.origin WHERE r.events <> 0;\n"
+        BOTH(EXISTING) ";\n"
+        ROLLUP_VIEW("rollup_rows", "rollups")
+        ROLLUP_VIEW("rollup_hours", "rollups_hourly")
+        /* the span of the data, from the primary key's ends */
+        "CREATE VIEW " S "rollup_span AS SELECT min(bucket_ms) AS first_ms, max(bucket_ms) AS last_ms"
+        " FROM " S "rollups;\n"
         "UPDATE " S "schema_info SET version = 2, migrated_at = now();\n";
 
 const char team_roles_sql[] =
@@ -170,10 +192,10 @@ const char team_roles_sql[] =
         "GRANT USAGE ON SCHEMA " TEAM_SCHEMA " TO agentmeter_writer, agentmeter_reader;\n"
         "GRANT SELECT ON " S "schema_info TO agentmeter_writer, agentmeter_reader;\n"
         /* INSERT ... ON CONFLICT DO UPDATE reads the stored row: SELECT too */
-        "GRANT SELECT, INSERT, UPDATE ON " S "usage, " S "calls, " S "meters, " S "rollups TO agentmeter_writer;\n"
+        "GRANT SELECT, INSERT, UPDATE ON " S "usage, " S "calls, " S "meters, " S "rollups, " S "rollups_hourly TO agentmeter_writer;\n"
         "GRANT USAGE ON SEQUENCE " S "meters_id_seq TO agentmeter_writer;\n"
         "GRANT SELECT ON " S "usage_rows, " S "tool_calls, " S "daily, " S "by_user, " S "by_machine, "
-        S "by_model, " S "by_project, " S "machines, " S "rollup_rows TO agentmeter_reader;\n";
+        S "by_model, " S "by_project, " S "machines, " S "rollup_rows, " S "rollup_hours, " S "rollup_span TO agentmeter_reader;\n";
 
 const char team_staging_sql[] =
         "CREATE TEMP TABLE am_rows (key uuid, repriced boolean, harness text, session text,"

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,28 +280,43 @@ static char *day_starts(const char *tz, int64_t lo, int64_t hi)
         return NULL;
 }
 
+/* Whether the day starts (a bigint[] literal) and the range's ends are
+ * whole hours: then the hourly rollups give the same days. */
+static bool whole_hours(const char *days, int64_t lo, int64_t hi)
+{
+        if ((lo != INT64_MIN && lo % 3600000) || (hi != INT64_MAX && hi % 3600000))
+                return false;
+        for (const char *p = days + 1; *p && *p != '}';) {
+                char *end;
+                long long v = strtoll(p, &end, 10);
+                if (end == p || v % 3600000)
+                        return false;
+                p = *end == ',' ? end + 1 : end;
+        }
+        return true;
+}
+
 #define ROLLUP_SUMS " sum(events), sum(token_events), sum(input), sum(output), sum(cache_read)," \
                     " sum(cache_write), sum(cache_write_1h), sum(reasoning), sum(total), sum(cost_nano)," \
                     " sum(priced_events), sum(computed_events), sum(calls)"
 
-/* The rows' time span in [lo, hi): ret_lo > ret_hi when there are none. */
-static int rollup_span(struct team_source *ts, const struct report_query *q, int64_t lo, int64_t hi,
-                       int64_t *ret_lo, int64_t *ret_hi)
+/* The data's time span (every meter's, from the rollups' key: a superset
+ * of what a filtered query finds) cut to [lo, hi); ret_lo > ret_hi when
+ * there is none. */
+static int rollup_span(struct team_source *ts, int64_t lo, int64_t hi, int64_t *ret_lo, int64_t *ret_hi)
 {
         struct query x = { 0 };
         PGresult *res;
+        int64_t first, last;
 
-        add(&x, "SELECT coalesce(min(bucket_ms), 1), coalesce(max(bucket_ms), 0) FROM " S "rollup_rows");
-        where_parties(&x, q);
-        if (lo != INT64_MIN)
-                add(&x, " AND bucket_ms >= %" PRId64, lo);
-        if (hi != INT64_MAX)
-                add(&x, " AND bucket_ms < %" PRId64, hi);
+        add(&x, "SELECT coalesce(first_ms, 1), coalesce(last_ms, 0) FROM " S "rollup_span");
         if (!(res = exec(ts, &x)))
                 return -EIO;
-        *ret_lo = i64(ts->pq->getvalue(res, 0, 0));
-        *ret_hi = i64(ts->pq->getvalue(res, 0, 1));
+        first = i64(ts->pq->getvalue(res, 0, 0));
+        last = i64(ts->pq->getvalue(res, 0, 1));
         ts->pq->clear(res);
+        *ret_lo = first > lo ? first : lo;
+        *ret_hi = hi == INT64_MAX || last < hi ? last : hi - 1;
         return 0;
 }
 
@@ -312,13 +328,13 @@ static int team_rollups_v2(struct team_source *ts, const struct report_query *q,
         char *days = NULL;
         int r;
 
-        r = rollup_span(ts, q, lo, hi, &first, &last);
+        r = rollup_span(ts, lo, hi, &first, &last);
         if (r < 0 || first > last)
                 return r;
         days = day_starts(q->tz, first, last);
         add(&x, "SELECT min(bucket_ms), max(bucket_ms), harness, provider, model, '', '', %s,",
             party_col(q));
-        add(&x, ROLLUP_SUMS " FROM " S "rollup_rows");
+        add(&x, ROLLUP_SUMS " FROM " S "%s", days && whole_hours(days, lo, hi) ? "rollup_hours" : "rollup_rows");
         where_parties(&x, q);
         if (lo != INT64_MIN)
                 add(&x, " AND bucket_ms >= %" PRId64, lo);

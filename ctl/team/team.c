@@ -207,6 +207,10 @@ int team_report(const char *url, const struct report_query *q, json_object **ret
         }
         /* one snapshot for all the report's queries */
         r = run(pq, c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err, cap);
+        /* the rollups' groups hashed in memory: the planner cannot know
+         * how few days a year of buckets makes, and would sort them all */
+        if (r == 0)
+                r = run(pq, c, "SET LOCAL work_mem = '256MB'", err, cap);
         if (r == 0) {
                 team_source_init(&ts, pq, c, v, &src);
                 r = report_run_from(&src, q, ret_report, &why);

@@ -192,12 +192,14 @@ is "$(team_rep A session)" "$(union_rep session)" "reprice: sessions too"
 # the rows' own sums
 RSUM="SELECT sum(events), sum(token_events), sum(input), sum(output), sum(cache_read), sum(cache_write),
  sum(reasoning), sum(cost_nano), sum(priced_events), sum(calls) FROM agentmeter.rollups"
+HSUM=${RSUM/rollups/rollups_hourly}
 USUM="SELECT count(*), count(*) FILTER (WHERE tokens_known), sum(input) FILTER (WHERE tokens_known),
  sum(output) FILTER (WHERE tokens_known), sum(cache_read) FILTER (WHERE tokens_known),
  sum(cache_write) FILTER (WHERE tokens_known), sum(reasoning) FILTER (WHERE tokens_known),
  sum(cost_nano) FILTER (WHERE cost_source <> 0), count(*) FILTER (WHERE cost_source <> 0), sum(n_calls)
  FROM agentmeter.usage"
 is "$(pg_q "$RSUM")" "$(pg_q "$USUM")" "rollups: equal the rows' sums after two machines' merges, a kill and a reprice"
+is "$(pg_q "$HSUM")" "$(pg_q "$USUM")" "rollups per hour: the same"
 # the rollup reports read them, grouped into the asker's days on the server:
 # the same as the union's in zones 5:45 and -5/-4 (DST) off UTC
 for z in Asia/Kathmandu America/New_York; do
@@ -207,19 +209,28 @@ for z in Asia/Kathmandu America/New_York; do
 		   "rollups: report $k in $z equals the union's"
 	done
 done
-# ... and from the rollups, not the rows: a rollup changed by hand shows
-one="(SELECT ctid FROM agentmeter.rollups WHERE events > 0 ORDER BY bucket_ms LIMIT 1)"
-pg_q "UPDATE agentmeter.rollups SET output = output + 1000000 WHERE ctid = $one" >/dev/null
-want=$(( $(union_rep daily | jq .totals.output_tokens) + 1000000 ))
-is "$(team_rep A daily | jq .totals.output_tokens)" "$want" "rollups: report daily --team reads the rollups"
-pg_q "UPDATE agentmeter.rollups SET output = output - 1000000 WHERE ctid = $one" >/dev/null
+# ... and from the rollups, not the rows: a rollup changed by hand shows,
+# the hourly ones in a zone of whole hours, the 15-minute ones in 5:45
+bump() { # bump TABLE N
+	pg_q "UPDATE agentmeter.$1 SET output = output + $2 WHERE ctid =
+	 (SELECT ctid FROM agentmeter.$1 WHERE events > 0 ORDER BY bucket_ms LIMIT 1)" >/dev/null
+}
+out_of() { ctl A report daily --team --json --tz "$1" | jq .totals.output_tokens; }
+want=$(union_rep daily | jq .totals.output_tokens)
+bump rollups_hourly 1000000
+is "$(out_of UTC) $(out_of Asia/Kathmandu)" "$((want + 1000000)) $want" "rollups: in UTC report daily --team reads the hourly rollups"
+bump rollups_hourly -1000000
+bump rollups 1000000
+is "$(out_of UTC) $(out_of Asia/Kathmandu)" "$want $((want + 1000000))" "rollups: in Asia/Kathmandu the 15-minute ones"
+bump rollups -1000000
 
 # ---- migration: a version-1 server ------------------------------------------------
 # the version-2 objects taken away: what a server made by the previous release is
-pg_q "DROP VIEW agentmeter.rollup_rows; DROP TRIGGER rollups_on_insert ON agentmeter.usage;
+pg_q "DROP VIEW agentmeter.rollup_rows, agentmeter.rollup_hours, agentmeter.rollup_span;
+ DROP TRIGGER rollups_on_insert ON agentmeter.usage;
  DROP TRIGGER rollups_on_update ON agentmeter.usage; DROP TRIGGER rollups_on_delete ON agentmeter.usage;
  DROP FUNCTION agentmeter.rollups_on_insert(), agentmeter.rollups_on_update(), agentmeter.rollups_on_delete();
- DROP TABLE agentmeter.rollups; UPDATE agentmeter.schema_info SET version = 1" >/dev/null
+ DROP TABLE agentmeter.rollups, agentmeter.rollups_hourly; UPDATE agentmeter.schema_info SET version = 1" >/dev/null
 new_call A msg_V1 31
 new_call U msg_V1 31
 check "v1: this release's daemon pushes into a version-1 schema" wait_until 30 holds 'drained A'
@@ -228,12 +239,12 @@ is "$(team_rep A daily)" "$(union_rep daily)" "v1: reports from the rows equal t
 out=$(team_init A 2>&1)
 check "team init migrates: says from which version" grep -q "migrated from version 1 to 2" <<<"$out"
 sed 's/^/# /' <<<"$out"
-is "$(pg_q "$RSUM")" "$(pg_q "$USUM")" "migrated: the rollups filled from the rows, every row once"
+is "$(pg_q "$RSUM") $(pg_q "$HSUM")" "$(pg_q "$USUM") $(pg_q "$USUM")" "migrated: the rollups filled from the rows, every row once"
 new_call B msg_V2 32
 new_call U msg_V2 32
 check "migrated: beta pushes a new call" wait_until 30 holds 'drained B'
 union_once
-is "$(pg_q "$RSUM")" "$(pg_q "$USUM")" "migrated: the trigger keeps them after the migration"
+is "$(pg_q "$RSUM") $(pg_q "$HSUM")" "$(pg_q "$USUM") $(pg_q "$USUM")" "migrated: the triggers keep them after the migration"
 is "$(team_rep A daily)" "$(union_rep daily)" "migrated: report daily --team equals the union's"
 is "$(team_rep A model)" "$(union_rep model)" "migrated: report model --team equals the union's"
 is "$(pg_q "SELECT count(*) FROM agentmeter.usage")" "$(union_rep daily | jq .totals.events)" \
