@@ -18,13 +18,16 @@ sys.stdout.write(''.join('price vendor-m%05d in=1 out=%d\n' % (i, 1 + i % 7) for
 }
 gen 31775 >"$OV"
 entries() { timeout 5 "$C" status --json | jq -r .prices.override.entries; }
-# one answer, bounded: prints its wall time in ms, fails past 1 s
+# one answer, bounded: prints its wall time in ms, fails past 3 s (a load
+# takes ~0.1 s, ~0.5 s under ASan, more when the suite runs two tests at
+# once on two cores; the fault this guards against took seconds a load,
+# one after another, and blocked every answer behind them)
 answer_ms() {
 	local t0; t0=$(date +%s%N)
 	timeout 5 "$C" version >/dev/null || return 1
 	local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	echo "$ms"
-	[ "$ms" -lt 1000 ]
+	[ "$ms" -lt 3000 ]
 }
 
 start_daemon; ok $? "the daemon starts with a 31,775-entry override"
@@ -41,12 +44,20 @@ for i in $(seq 40); do
 	[ "$slow" -ge 3 ] && break # a stalled daemon: fail, not wait for 40 timeouts
 	sleep 0.05
 done
-is "$slow" 0 "the daemon answers within 1 s throughout the storm (slowest: $worst ms)"
+is "$slow" 0 "the daemon answers within 3 s throughout the storm (slowest: $worst ms)"
 check "the override written last is in effect after the storm" wait_until 10 holds '[ "$(entries)" = 31000 ]'
 reloads=$(grep -c 'reloading: ' "$T/daemon.log")
 diag "40 SIGHUPs in about $(( 40 * 60 / 1000 + 1 )) s: $reloads reloads"
-check "SIGHUPs are joined: fewer reloads ($reloads) than signals (40)" test "$reloads" -lt 20
-check "... and at least one" test "$reloads" -ge 1
+check "... and at least one reload" test "$reloads" -ge 1
+# 40 SIGHUPs at once (how many loads that makes depends on nothing but the
+# daemon: not one per signal); then the daemon still answers and reloads
+before=$reloads
+for i in $(seq 40); do kill -HUP "$DPID"; done
+check "a burst of 40 SIGHUPs: at least one reload" wait_until 10 holds \
+	'[ "$(grep -c "reloading: " "$T/daemon.log")" -gt '"$before"' ]'
+sleep 1
+burst=$(( $(grep -c 'reloading: ' "$T/daemon.log") - before ))
+check "SIGHUPs are joined: fewer reloads ($burst) than signals (40)" test "$burst" -lt 20
 check "the daemon is alive" sh -c "timeout 5 '$C' version >/dev/null"
 stop_daemon; ok $? "daemon stops"
 done_testing

@@ -131,6 +131,7 @@ check "kill: alpha's ledger is quiet" wait_until 20 quiet
 HPID=$!
 check "kill: the ledger's writer lock is held" wait_until 10 grep -q held "$T/hold.out"
 pg_start
+kill -HUP "${DPIDS[A]}" # retry now, not after the backoff the outage grew (up to 60 s)
 check "kill: the server committed alpha's batch" wait_until 60 holds \
 	"[ \"\$(pg_q \"SELECT acked_seq FROM agentmeter.meters WHERE machine = 'alpha'\")\" -gt $acked0 ]"
 sent1=$(pg_q "SELECT rows_received || '/' || batches FROM agentmeter.meters WHERE machine = 'alpha'")
