@@ -131,8 +131,9 @@ check "kill: alpha's ledger is quiet" wait_until 20 quiet
 HPID=$!
 check "kill: the ledger's writer lock is held" wait_until 10 grep -q held "$T/hold.out"
 pg_start
-kill -HUP "${DPIDS[A]}" # retry now, not after the backoff the outage grew (up to 60 s)
-check "kill: the server committed alpha's batch" wait_until 60 holds \
+# (the retry comes after the backoff the outage grew: up to 60 s, and a
+# SIGHUP would not hurry it: its reload waits for the held ledger)
+check "kill: the server committed alpha's batch" wait_until 150 holds \
 	"[ \"\$(pg_q \"SELECT acked_seq FROM agentmeter.meters WHERE machine = 'alpha'\")\" -gt $acked0 ]"
 sent1=$(pg_q "SELECT rows_received || '/' || batches FROM agentmeter.meters WHERE machine = 'alpha'")
 kill -KILL "${DPIDS[A]}"; wait "${DPIDS[A]}" 2>/dev/null
