@@ -37,6 +37,14 @@ mkdir -p "$CORP" "$W"
 # ---- corpora: name files mb pairs(0: by size) extra-args ------------------
 CORPORA=("r20 100 20 0" "r200 609 200 0" "r2000 6507 2000 0" "dense 1000 0 200 --small")
 [ "$QUICK" = --quick ] && CORPORA=("r20 100 20 0" "dsmall 100 0 200 --small") # not "dense": the cache would be replaced
+# AM_BENCH_10G=1: a heavy user's 10 GB (32,000 files, the realistic shape;
+# ~10 GB of disk in the corpus cache): the first scan beside the 2 GB one in
+# the same run (linear in bytes?), and the live figures with it ingested
+BIG=r2000
+if [ -n "${AM_BENCH_10G:-}" ] && [ "$QUICK" != --quick ]; then
+	CORPORA+=("r10000 32000 10000 0")
+	BIG=r10000
+fi
 gen_hash=$(sha256sum "$SRC/tests/lib/gen_pi.py" | cut -c1-16)
 corpus() { # name files mb pairs [args]: generates once, cached by parameters
 	local name=$1 files=$2 mb=$3 pairs=$4; shift 4
@@ -130,11 +138,22 @@ for spec in "${CORPORA[@]}"; do
 		"ours ${ok%%:*}; $peer_note" >> "$table"
 	python3 "$SRC/tests/bench/table.py" --text "$name" "$bytes" "$W/cold-$name.json" "$W/warm-$name.json"
 done
+if [ -f "$W/warm-r10000.json" ] && [ -f "$W/warm-r2000.json" ]; then
+	python3 - "$W/warm-r2000.json" "$W/warm-r10000.json" "$CORP" <<'PY'
+import json, sys, os
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+def size(n):
+    return json.load(open(os.path.join(sys.argv[3], n, "expected.json")))["bytes"]
+ta, tb = a["ours"]["wall"], b["ours"]["wall"]
+print("== linear in bytes? r10000 / r2000: time %.2fx for %.2fx the bytes (warm medians %.2f s, %.2f s; bound 5.5x)"
+      % (tb / ta, size("r10000") / size("r2000"), ta, tb))
+PY
+fi
 echo "== table (markdown, for tests/bench/README.md):"
 cat "$table"
 
 # ---- live: append latency at two history sizes, reports, clients, idle ------
-[ "$QUICK" = --quick ] && LIVE=(r20) || LIVE=(r20 r2000)
+[ "$QUICK" = --quick ] && LIVE=(r20) || LIVE=(r20 "$BIG")
 for name in "${LIVE[@]}"; do
 	d=$CORP/$name; S=$d/home/.pi/agent/sessions; st=$W/state-$name
 	rm -rf "$S/--bench--"   # the latency run's session, from an earlier run
