@@ -185,7 +185,7 @@ echo "== push (history walk + batches):"
 push 1 "$PUSHERS"
 [ "$PUSHERS" -lt "$MACHINES" ] && push "$((PUSHERS + 1))" "$MACHINES"
 check_totals 0
-echo "== reports at $(pq "SELECT count(*) FROM agentmeter.usage") rows ($(pq "SELECT count(*) FROM agentmeter.rollups") rollups):"
+echo "== reports at $(pq "SELECT count(*) FROM agentmeter.usage") rows ($(pq "SELECT count(*) FROM agentmeter.rollups") rollups per 15 minutes, $(pq "SELECT count(*) FROM agentmeter.rollups_hourly") per hour):"
 reports
 
 # ---- 4M rows -------------------------------------------------------------------------
@@ -197,7 +197,7 @@ echo "== push:"
 push 1 "$PUSHERS"
 [ "$PUSHERS" -lt "$MACHINES" ] && push "$((PUSHERS + 1))" "$MACHINES"
 check_totals 0 1 2 3
-echo "== reports at $(pq "SELECT count(*) FROM agentmeter.usage") rows ($(pq "SELECT count(*) FROM agentmeter.rollups") rollups):"
+echo "== reports at $(pq "SELECT count(*) FROM agentmeter.usage") rows ($(pq "SELECT count(*) FROM agentmeter.rollups") rollups per 15 minutes, $(pq "SELECT count(*) FROM agentmeter.rollups_hourly") per hour):"
 reports
 echo "== the same from the rows (the server read as version 1, no rollups), one run each:"
 pq "UPDATE agentmeter.schema_info SET version = 1" >/dev/null
