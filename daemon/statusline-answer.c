@@ -16,12 +16,6 @@
 
 #define add(o, k, v) json_object_object_add((o), (k), (v))
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *opt_str(json_object *req, const char *k)
 {
@@ -120,7 +114,7 @@ int statusline_answer(struct ledger *l, struct statusline_state *st, const struc
 {
         const char *harness = opt_str(req, "harness"), *session = opt_str(req, "session");
         const char *tz = opt_str(req, "tz");
-        int64_t now = now_ms();
+        int64_t now = timefmt_now_ms();
         json_object *o, *today = NULL, *rl = NULL, *mine = NULL;
         struct session_entry se;
         int r;

@@ -25,7 +25,7 @@ static int read_exact(int fd, uint8_t *buf, size_t n, uint64_t off)
 }
 
 /* The chain over the whole blocks [from, to) continuing from hash h. */
-static int chain(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t h, uint64_t *ret_h)
+static int hash_chain(int fd, uint8_t *buf, uint64_t from, uint64_t to, uint64_t h, uint64_t *ret_h)
 {
         for (uint64_t off = from; off + CONSUMED_BLOCK <= to; off += CONSUMED_BLOCK) {
                 int r = read_exact(fd, buf, CONSUMED_BLOCK, off);
@@ -60,7 +60,7 @@ int consumed_extend(int fd, struct checkpoint *cp)
         buf = malloc(CONSUMED_BLOCK);
         if (!buf)
                 return -ENOMEM;
-        r = chain(fd, buf, cp->sum_len, whole, h, &h);
+        r = hash_chain(fd, buf, cp->sum_len, whole, h, &h);
         if (r > 0)
                 r = tail_hash(fd, buf, whole, cp->offset, &th);
         free(buf);
@@ -87,7 +87,7 @@ int consumed_verify(int fd, const struct checkpoint *cp, bool only_tail)
         if (!buf)
                 return -ENOMEM;
         if (!only_tail) {
-                r = chain(fd, buf, 0, cp->sum_len, 0, &h);
+                r = hash_chain(fd, buf, 0, cp->sum_len, 0, &h);
                 if (r > 0 && h != cp->sum_hash)
                         r = 0;
         }

@@ -192,7 +192,7 @@ static void counts_from(struct tail_outcome *out, const struct checkpoint *cp)
 }
 
 /* What a commit leaves behind, whoever wrote it. */
-static void committed(struct reader *rd)
+static void note_committed(struct reader *rd)
 {
         counts_from(&rd->out, &rd->cp);
         rd->read_since_commit = rd->lines_since = rd->malformed_since = rd->oversized_since = 0;
@@ -217,7 +217,7 @@ static int defer_commit(struct reader *rd)
         r = rd->t->defer(rd->t->defer_u, u);
         if (r < 0)
                 return r; /* the unit is the writer's either way */
-        committed(rd);
+        note_committed(rd);
         return 0;
 }
 
@@ -278,7 +278,7 @@ int reader_commit(struct reader *rd)
         }
         if (t->on_rows && rd->batch.n)
                 t->on_rows(t->u, rd->batch.rows, rd->outcomes, rd->batch.n);
-        committed(rd);
+        note_committed(rd);
         return 0;
 }
 
