@@ -33,7 +33,7 @@
                                * session) are built again at most this often */
 #define NANO 1000000000ULL
 
-struct mark {
+struct series_mark {
         char *series;
         int64_t value;
 };
@@ -51,9 +51,9 @@ struct metrics {
         char *last_written;
         int last_error;
         unsigned retry_ticks;   /* while last_error: ticks until the next attempt */
-        struct mark *marks; /* sorted by series */
+        struct series_mark *marks; /* sorted by series */
         size_t n_marks, cap_marks;
-        struct mark *fresh; /* series seen for the first time, merged in once */
+        struct series_mark *fresh; /* series seen for the first time, merged in once */
         size_t n_fresh, cap_fresh;
         bool marks_dirty;
         /* the tool and session reports, kept between renders: built again when
@@ -68,7 +68,7 @@ struct metrics {
 
 /* ---- high-water marks ------------------------------------------------------ */
 
-static struct mark *mark_find(struct metrics *m, const char *series, size_t *ret_pos)
+static struct series_mark *mark_find(struct metrics *m, const char *series, size_t *ret_pos)
 {
         size_t lo = 0, hi = m->n_marks;
         while (lo < hi) {
@@ -88,7 +88,7 @@ static struct mark *mark_find(struct metrics *m, const char *series, size_t *ret
 static int mark_set(struct metrics *m, const char *series, int64_t value)
 {
         size_t pos;
-        struct mark *k = mark_find(m, series, &pos);
+        struct series_mark *k = mark_find(m, series, &pos);
 
         if (k) {
                 k->value = value;
@@ -96,7 +96,7 @@ static int mark_set(struct metrics *m, const char *series, int64_t value)
         }
         if (m->n_marks == m->cap_marks) {
                 size_t ncap = m->cap_marks ? m->cap_marks * 2 : 64;
-                struct mark *nv = realloc(m->marks, ncap * sizeof(*nv));
+                struct series_mark *nv = realloc(m->marks, ncap * sizeof(*nv));
                 if (!nv)
                         return -ENOMEM;
                 m->marks = nv;
@@ -106,7 +106,7 @@ static int mark_set(struct metrics *m, const char *series, int64_t value)
         if (!s)
                 return -ENOMEM;
         memmove(&m->marks[pos + 1], &m->marks[pos], (m->n_marks - pos) * sizeof(*m->marks));
-        m->marks[pos] = (struct mark){.series = s, .value = value};
+        m->marks[pos] = (struct series_mark){.series = s, .value = value};
         m->n_marks++;
         return 0;
 }
@@ -131,7 +131,7 @@ static int note_mark(const char *series, int64_t *value, void *u)
 {
         struct metrics *m = u;
         size_t pos;
-        struct mark *k = mark_find(m, series, &pos);
+        struct series_mark *k = mark_find(m, series, &pos);
 
         if (k && k->value >= *value)
                 return 0;
@@ -142,7 +142,7 @@ static int note_mark(const char *series, int64_t *value, void *u)
         }
         if (m->n_fresh == m->cap_fresh) {
                 size_t ncap = m->cap_fresh ? m->cap_fresh * 2 : 64;
-                struct mark *nv = realloc(m->fresh, ncap * sizeof(*nv));
+                struct series_mark *nv = realloc(m->fresh, ncap * sizeof(*nv));
                 if (!nv)
                         return -ENOMEM;
                 m->fresh = nv;
@@ -151,13 +151,13 @@ static int note_mark(const char *series, int64_t *value, void *u)
         char *dup = strdup(series);
         if (!dup)
                 return -ENOMEM;
-        m->fresh[m->n_fresh++] = (struct mark){.series = dup, .value = *value};
+        m->fresh[m->n_fresh++] = (struct series_mark){.series = dup, .value = *value};
         return 0;
 }
 
 static int mark_cmp(const void *a, const void *b)
 {
-        return strcmp(((const struct mark *)a)->series, ((const struct mark *)b)->series);
+        return strcmp(((const struct series_mark *)a)->series, ((const struct series_mark *)b)->series);
 }
 
 /* The fresh marks (each series once: the exposition has no duplicates)
@@ -165,7 +165,7 @@ static int mark_cmp(const void *a, const void *b)
 static int merge_fresh(struct metrics *m)
 {
         size_t n = m->n_marks + m->n_fresh, i = 0, j = 0, o = 0;
-        struct mark *v;
+        struct series_mark *v;
 
         if (!m->n_fresh)
                 return 0;
