@@ -80,8 +80,12 @@ static int serve(const struct web_options *o, struct web_listen *l, const char *
                 int n = poll(p, 2, wake > now ? (int)(wake - now) : 0);
                 if (n < 0 && errno != EINTR)
                         break;
-                if (n > 0 && (p[0].revents & POLLIN))
+                if (n > 0 && (p[0].revents & POLLIN)) {
+                        struct signalfd_siginfo si;
+                        /* taken, so it is not pending when the mask is restored */
+                        (void)!read(sigfd, &si, sizeof(si));
                         break;
+                }
                 web_feed_run(&feed, n > 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)));
                 if (idle && web_hub_idle(&hub, idle)) {
                         fprintf(stderr, "agentmeterctl web: idle for %lld s, exiting (the socket stays)\n",
