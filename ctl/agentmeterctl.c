@@ -31,6 +31,7 @@
 #include "render/status.h"
 #include "timefmt.h"
 #include "top/top.h"
+#include "web/listen.h"
 #include "web/web.h"
 
 struct command {
@@ -69,7 +70,7 @@ static const char usage_text[] =
         "                                  live dashboard in the browser; prints the URL with\n"
         "                                  its secret first (default 127.0.0.1:8791)\n"
         "  web --url                       the URL (with the secret) of the installed web socket\n"
-        "  install [--no-start] [--force] [--metrics-dir DIR] [--web]\n"
+        "  install [--no-start] [--force] [--metrics-dir DIR] [--web [--listen HOST:PORT]]\n"
         "                                  set up the systemd user unit with this shell's\n"
         "                                  discovery variables; enable and (re)start it;\n"
         "                                  DIR: node_exporter's textfile directory;\n"
@@ -234,7 +235,18 @@ static int cmd_install(struct args *a)
         if (a->metrics_dir && (a->metrics_dir[0] != '/' || strpbrk(a->metrics_dir, " \t\n\"'\\%$")))
                 return cli_usage_error("--metrics-dir wants an absolute directory without blanks, quotes, "
                                    "%% or $, not '%s'", a->metrics_dir);
-        r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir, stdout, stderr);
+        if (a->listen && !(a->seen & O_WEB))
+                return cli_usage_error("%s", "install: --listen applies to --web");
+        if (a->seen & O_WEB) {
+                struct web_listen l;
+                char why[512];
+                if (!a->listen)
+                        a->listen = WEB_DEFAULT_LISTEN;
+                if (web_listen_parse(a->listen, &l, why, sizeof(why)) < 0)
+                        return cli_usage_error("%s", why);
+        }
+        r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir,
+                            a->seen & O_WEB ? a->listen : NULL, stdout, stderr);
         return r < 0 ? EXIT_ERR : EXIT_OK;
 }
 
@@ -332,7 +344,7 @@ static const struct command commands[] = {
         { "reprice", cmd_reprice, 0, 0, CV_NONE, "reload the prices, re-price" },
         { "version", cmd_version, 0, 0, CV_NONE, "client and daemon versions" },
         { "web", cmd_web, O_LISTEN | O_TEAM | O_URL | O_PRINT_URL, 0, CV_NONE, "live dashboard in the browser" },
-        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR | O_WEB, 0, CV_NONE,
+        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR | O_WEB | O_LISTEN, 0, CV_NONE,
           "set up the systemd user unit" },
         { "uninstall", cmd_uninstall, 0, 0, CV_NONE, "stop, disable, remove what install wrote" },
         { "completion", cmd_completion, 0, 1, CV_SHELL, "print a shell's completion script" },

@@ -1,6 +1,6 @@
 /* What the feed (one thread) hands to the HTTP connections (one thread
  * each): the page's current state as one JSON text with a sequence number,
- * a wait for the next one, and the count of open connections (idle exit). */
+ * a wait for the next one, and the count of requests in progress (idle exit). */
 #pragma once
 
 #include <pthread.h>
@@ -14,8 +14,8 @@ struct web_hub {
         uint64_t seq;         /* 0: no state yet */
         char *state;
         bool stopping;
-        int conns;
-        int64_t last_active_ms; /* monotonic: a connection opened or closed */
+        int conns;              /* requests in progress (an open event stream is one) */
+        int64_t last_active_ms; /* monotonic: a request began or ended */
 };
 
 int web_hub_init(struct web_hub *h);
@@ -30,5 +30,5 @@ int web_hub_wait(struct web_hub *h, uint64_t *seq, int timeout_ms, char **ret_st
 /* Wakes every waiter for good. */
 void web_hub_stop(struct web_hub *h);
 void web_hub_conn(struct web_hub *h, int delta);
-/* Whether no connection is open and none opened or closed for idle_ms. */
+/* Whether no request is in progress and none began or ended for idle_ms. */
 bool web_hub_idle(struct web_hub *h, int64_t idle_ms);

@@ -136,7 +136,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
         (void)version;
         (void)upload_data;
-        (void)req_cls;
+        if (!*req_cls) { /* a request in progress until on_completed */
+                *req_cls = s;
+                web_hub_conn(s->hub, 1);
+        }
         if (*upload_data_size) /* a body to a GET-only server: dropped */
                 *upload_data_size = 0;
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
@@ -161,14 +164,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return events(s, c);
 }
 
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
+/* Requests, not connections, are counted for the idle exit: libmicrohttpd
+ * (a thread per connection) reports a closed connection only when its
+ * listening thread next wakes, which may be never while idle. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
 {
         struct web_server *s = cls;
 
         (void)c;
-        (void)socket_context;
-        web_hub_conn(s->hub, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+        (void)toe;
+        if (*req_cls) {
+                *req_cls = NULL;
+                web_hub_conn(s->hub, -1);
+        }
 }
 
 int web_server_start(int fd, const char *host, unsigned port, const char *secret, struct web_hub *hub,
@@ -197,8 +206,8 @@ int web_server_start(int fd, const char *host, unsigned port, const char *secret
                                             MHD_USE_ERROR_LOG,
                                     0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
                                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-                                    MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_NOTIFY_CONNECTION,
-                                    on_connection, s, MHD_OPTION_END);
+                                    MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_NOTIFY_COMPLETED,
+                                    on_completed, s, MHD_OPTION_END);
         if (!s->d) {
                 snprintf(err, cap, "libmicrohttpd could not start on the listening socket");
                 free(s);

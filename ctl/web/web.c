@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "install/web-units.h"
+#include "paths.h"
 #include "timefmt.h"
 #include "web/feed.h"
 #include "web/hub.h"
@@ -109,6 +111,11 @@ int web_run(const struct web_options *o)
         int r, sigfd;
 
         if (o->print_url) {
+                char cfg[4096], installed[300];
+                /* the installed socket's address, unless --listen names one */
+                if (!o->listen && paths_config_home(cfg, sizeof(cfg)) == 0 &&
+                    web_units_listen(cfg, installed, sizeof(installed)) == 0)
+                        spec = installed;
                 if (web_listen_parse(spec, &l, err, sizeof(err)) < 0)
                         return cli_usage_error("%s", err);
                 if (load_secret(secret) < 0)
