@@ -40,6 +40,8 @@ static int parse(const char *spec, union addr *a, socklen_t *len, char *err, siz
                         goto bad;
                 memcpy(host, spec, (size_t)(colon - spec));
                 host[colon - spec] = 0;
+                if (strchr(host, ':')) /* IPv6 wants its brackets: [::1]:80 */
+                        goto bad;
                 p = colon + 1;
         }
         errno = 0;
