@@ -69,10 +69,20 @@ check "/events: a server-sent event with the state at once" \
 
 # ---- the browser
 PUP=$AM_BUILD/node/node_modules/puppeteer-core
+# an ASan build's run may use the normal build's copy
+[ ! -d "$PUP" ] && [ -d "$AM_SRCDIR/build/node/node_modules/puppeteer-core" ] &&
+	PUP=$AM_SRCDIR/build/node/node_modules/puppeteer-core
 if [ ! -d "$PUP" ] && command -v npm >/dev/null; then
-	mkdir -p "$AM_BUILD/node"
-	timeout 180 npm install --prefix "$AM_BUILD/node" --no-audit --no-fund --silent puppeteer-core >"$T/npm.log" 2>&1 ||
+	# into a directory of its own, moved in place whole: a test running at
+	# the same time never sees half of it
+	NT=$(mktemp -d "$AM_BUILD/node.XXXXXX")
+	if timeout 180 npm install --prefix "$NT" --no-audit --no-fund --silent puppeteer-core >"$T/npm.log" 2>&1; then
+		mv -T "$NT" "$AM_BUILD/node" 2>/dev/null || rm -rf "$NT"
+		PUP=$AM_BUILD/node/node_modules/puppeteer-core
+	else
 		diag "npm install puppeteer-core failed: $(tail -1 "$T/npm.log")"
+		rm -rf "$NT"
+	fi
 fi
 if ! command -v chromium >/dev/null || ! command -v node >/dev/null || [ ! -d "$PUP" ]; then
 	skip "the browser checks: needs chromium, node and puppeteer-core ($PUP)"
