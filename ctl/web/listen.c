@@ -154,7 +154,10 @@ int web_listen_open(const char *spec, struct web_listen *ret, char *err, size_t 
                 (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
         if (bind(fd, &a.sa, len) < 0 || listen(fd, 64) < 0) {
                 r = -errno;
-                snprintf(err, cap, "cannot listen on %s: %s", spec, strerror(errno));
+                snprintf(err, cap, "cannot listen on %s: %s%s", spec, strerror(errno),
+                         errno == EADDRINUSE ? " (the socket of `agentmeterctl install --web`? Then its page is "
+                                               "at `agentmeterctl web --url`; or --listen another port)"
+                                             : "");
                 close(fd);
                 return r;
         }
