@@ -76,7 +76,7 @@ if [ ! -d "$PUP" ] && command -v npm >/dev/null; then
 	# into a directory of its own, moved in place whole: a test running at
 	# the same time never sees half of it
 	NT=$(mktemp -d "$AM_BUILD/node.XXXXXX")
-	if timeout 180 npm install --prefix "$NT" --no-audit --no-fund --silent puppeteer-core >"$T/npm.log" 2>&1; then
+	if timeout 180 npm install --prefix "$NT" --prefer-offline --no-audit --no-fund --silent puppeteer-core >"$T/npm.log" 2>&1; then
 		mv -T "$NT" "$AM_BUILD/node" 2>/dev/null || rm -rf "$NT"
 		PUP=$AM_BUILD/node/node_modules/puppeteer-core
 	else
