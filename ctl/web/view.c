@@ -170,7 +170,10 @@ static char *fragment(const struct web_data *d, bool calls)
 
         if (!f)
                 return NULL;
-        if (calls) {
+        if (calls && d->team) {
+                fputs("<p class=\"muted\">The team ledger keeps sums by machine and user; each "
+                      "machine's own page shows its calls as they land.</p>\n", f);
+        } else if (calls) {
                 calls_table(f, d);
         } else {
                 period_cards(f, d);
