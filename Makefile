@@ -215,6 +215,7 @@ bench: deps all
 	/usr/bin/python3 tests/bench/probes.py $(abspath $(BUILD))
 	tests/bench/team.sh $(abspath $(BUILD))
 	/usr/bin/python3 tests/bench/opencode_waiting.py $(abspath $(BUILD))
+	/usr/bin/python3 tests/bench/web_latency.py $(abspath $(BUILD))
 	@# the scale runs need ~10 GB of disk and a quarter of an hour each: opt in
 	[ -z "$(AM_BENCH_TEAM_SCALE)" ] || tests/bench/team-scale.sh $(abspath $(BUILD))
 

@@ -31,6 +31,8 @@
 #include "render/status.h"
 #include "timefmt.h"
 #include "top/top.h"
+#include "web/listen.h"
+#include "web/web.h"
 
 struct command {
         const char *name;
@@ -64,10 +66,15 @@ static const char usage_text[] =
         "  reprice                         reload the price table and override, re-price\n"
         "                                  every row agentmeterd priced (vendor costs stay)\n"
         "  version                         client and daemon versions\n"
-        "  install [--no-start] [--force] [--metrics-dir DIR]\n"
+        "  web [--listen HOST:PORT] [--team [--url URL]]\n"
+        "                                  live dashboard in the browser; prints the URL with\n"
+        "                                  its secret first (default 127.0.0.1:8791)\n"
+        "  web --url                       the URL (with the secret) of the installed web socket\n"
+        "  install [--no-start] [--force] [--metrics-dir DIR] [--web [--listen HOST:PORT]]\n"
         "                                  set up the systemd user unit with this shell's\n"
         "                                  discovery variables; enable and (re)start it;\n"
-        "                                  DIR: node_exporter's textfile directory\n"
+        "                                  DIR: node_exporter's textfile directory;\n"
+        "                                  --web: also the socket-activated web dashboard\n"
         "  uninstall                       stop, disable, remove what install wrote\n"
         "  team init [--url URL]           create or migrate the team ledger's schema (PostgreSQL)\n"
         "  completion bash|zsh|fish        print the shell's completion script\n"
@@ -207,6 +214,20 @@ static int cmd_version(struct args *a)
         return EXIT_OK;
 }
 
+static int cmd_web(struct args *a)
+{
+        char zbuf[PATH_MAX];
+        struct web_options o = { .listen = a->listen, .socket_path = cli_socket_path(a), .state_dir = a->state_dir,
+                                 .tz = cli_local_zone(zbuf, sizeof(zbuf)), .team = a->seen & O_TEAM,
+                                 .team_url = a->url, .print_url = a->seen & O_PRINT_URL };
+
+        if (o.print_url && (a->seen & (O_TEAM | O_URL)))
+                return cli_usage_error("%s", "web --url prints the page's address; it takes no --team");
+        if ((a->seen & O_URL) && !(a->seen & O_TEAM))
+                return cli_usage_error("%s", "web: --url URL names the team server: give --team too");
+        return web_run(&o);
+}
+
 static int cmd_install(struct args *a)
 {
         int r;
@@ -214,7 +235,18 @@ static int cmd_install(struct args *a)
         if (a->metrics_dir && (a->metrics_dir[0] != '/' || strpbrk(a->metrics_dir, " \t\n\"'\\%$")))
                 return cli_usage_error("--metrics-dir wants an absolute directory without blanks, quotes, "
                                    "%% or $, not '%s'", a->metrics_dir);
-        r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir, stdout, stderr);
+        if (a->listen && !(a->seen & O_WEB))
+                return cli_usage_error("%s", "install: --listen applies to --web");
+        if (a->seen & O_WEB) {
+                struct web_listen l;
+                char why[512];
+                if (!a->listen)
+                        a->listen = WEB_DEFAULT_LISTEN;
+                if (web_listen_parse(a->listen, &l, why, sizeof(why)) < 0)
+                        return cli_usage_error("%s", why);
+        }
+        r = service_install(a->seen & O_NOSTART, a->seen & O_FORCE, a->metrics_dir,
+                            a->seen & O_WEB ? a->listen : NULL, stdout, stderr);
         return r < 0 ? EXIT_ERR : EXIT_OK;
 }
 
@@ -311,7 +343,8 @@ static const struct command commands[] = {
         { "rescan", cmd_rescan, 0, 0, CV_NONE, "re-discover and reconcile" },
         { "reprice", cmd_reprice, 0, 0, CV_NONE, "reload the prices, re-price" },
         { "version", cmd_version, 0, 0, CV_NONE, "client and daemon versions" },
-        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR, 0, CV_NONE,
+        { "web", cmd_web, O_LISTEN | O_TEAM | O_URL | O_PRINT_URL, 0, CV_NONE, "live dashboard in the browser" },
+        { "install", cmd_install, O_NOSTART | O_FORCE | O_METRICS_DIR | O_WEB | O_LISTEN, 0, CV_NONE,
           "set up the systemd user unit" },
         { "uninstall", cmd_uninstall, 0, 0, CV_NONE, "stop, disable, remove what install wrote" },
         { "completion", cmd_completion, 0, 1, CV_SHELL, "print a shell's completion script" },
@@ -343,6 +376,9 @@ static const struct complete_option options[] = {
         { "week-start", required_argument, 'W', O_WEEK_START, CV_WEEKDAY, "first day of a week" },
         { "merge-worktrees", no_argument, 'G', O_MERGE_WT, CV_NONE, "a git worktree counts as its checkout" },
         { "format", required_argument, 'F', O_FORMAT, CV_TEXT, "status line format" },
+        { "listen", required_argument, 'l', O_LISTEN, CV_TEXT, "web: HOST:PORT to serve on" },
+        { "print-url", no_argument, 'p', O_PRINT_URL, CV_NONE, "web: print the page's URL (also --url)" },
+        { "web", no_argument, 'w', O_WEB, CV_NONE, "install: also the web dashboard's socket" },
         { "no-start", no_argument, 'n', O_NOSTART, CV_NONE, "enable, do not start" },
         { "force", no_argument, 'f', O_FORCE, CV_NONE, "overwrite files install did not write" },
         { "metrics-dir", required_argument, 'M', O_METRICS_DIR, CV_DIR, "node_exporter's textfile directory" },
@@ -440,6 +476,22 @@ static const char *opt_name(unsigned bit)
         return "?";
 }
 
+/* `web --url` alone prints the page's address, while --url URL elsewhere
+ * (and `web --team --url URL`) names the team server: a --url with no
+ * value after it, on a line whose command is web, is --print-url. */
+static void web_url_flag(int argc, char **argv)
+{
+        bool web = false;
+
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "web") == 0 && (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') ||
+                                                    strcmp(argv[i - 1], "--team") == 0))
+                        web = true;
+        for (int i = 1; web && i < argc; i++)
+                if (strcmp(argv[i], "--url") == 0 && (i + 1 == argc || argv[i + 1][0] == '-'))
+                        argv[i] = (char *)"--print-url";
+}
+
 /* Options may come before or after the command (getopt permutes). */
 static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *ret_version)
 {
@@ -456,6 +508,7 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 a->n_words = argc - 2;
                 return EXIT_OK;
         }
+        web_url_flag(argc, argv);
         while ((c = getopt_long(argc, argv, "jhV", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'j': a->seen |= O_JSON; break;
@@ -486,6 +539,9 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                 case 'W': a->seen |= O_WEEK_START, a->week_start = optarg; break;
                 case 'G': a->seen |= O_MERGE_WT; break;
                 case 'F': a->seen |= O_FORMAT, a->format = optarg; break;
+                case 'l': a->seen |= O_LISTEN, a->listen = optarg; break;
+                case 'p': a->seen |= O_PRINT_URL; break;
+                case 'w': a->seen |= O_WEB; break;
                 case 'n': a->seen |= O_NOSTART; break;
                 case 'f': a->seen |= O_FORCE; break;
                 case 'S': a->socket = optarg; break;

@@ -6,14 +6,16 @@
 #   tests/deps.sh deb    what make deb needs: the build and the packaging tools
 #   tests/deps.sh fuzz   make check's, and clang with its libFuzzer runtime (make fuzz)
 build="gcc make pkg-config libsystemd-dev libjson-c-dev liblmdb-dev libzstd-dev libxxhash-dev \
-libsqlite3-dev libncurses-dev libpq-dev"
+libsqlite3-dev libncurses-dev libpq-dev libmicrohttpd-dev"
 deb="debhelper dpkg-dev lintian"
 # chromium renders the HTML report and poppler-utils its print (tests/system/html.t);
 # zsh, fish and bash-completion check the completion scripts (tests/system/completion.t);
 # postgresql-15 is the team ledger's server in tests/system/team*.t
+# nodejs (with its npm) runs puppeteer-core against chromium in tests/system/web.t, which
+# installs puppeteer-core into $BUILD/node itself (and skips that part without npm)
 test="lmdb-utils sqlite3 zstd python3 perl jq mandoc util-linux systemd dbus time tmux python3-dbus \
 python3-gi prometheus prometheus-node-exporter curl chromium fonts-dejavu-core poppler-utils zsh fish bash-completion \
-postgresql-15 postgresql-client-15"
+postgresql-15 postgresql-client-15 nodejs"
 case ${1:-} in
 deb) pkgs="$build $deb" ;;
 fuzz) pkgs="$build $deb $test clang libclang-rt-dev" ;;
@@ -23,6 +25,12 @@ missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# web.t drives Chromium from npm's puppeteer-core: Debian's nodejs comes
+# without npm; a nodejs from elsewhere (nodesource's) brings its own, which
+# Debian's npm package would conflict with
+if [ "${1:-}" != deb ] && ! command -v npm >/dev/null 2>&1; then
+	missing="$missing npm"
+fi
 [ -z "$missing" ] && exit 0
 echo "deps: installing$missing" >&2
 SUDO=""

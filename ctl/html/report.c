@@ -432,3 +432,19 @@ int html_report(FILE *f, struct json_object *rep, struct json_object *by_series,
                 return r;
         return fflush(f) != 0 || ferror(f) ? -EIO : 0;
 }
+
+/* The parts `agentmeterctl web` puts in its live page (web/view.c). */
+const char *html_report_style(void)
+{
+        return style;
+}
+
+int html_report_charts(FILE *f, struct json_object *rep, struct json_object *by_series)
+{
+        return charts(f, rep, by_series);
+}
+
+int html_report_table(FILE *f, struct json_object *rep)
+{
+        return table_html(f, rep);
+}

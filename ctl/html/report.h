@@ -20,3 +20,9 @@ int html_report(FILE *f, struct json_object *report, struct json_object *by_seri
 /* Whether a kind's cost chart wants by_series (daily, weekly, monthly and
  * project without their own breakdown). */
 int html_wants_series(const char *kind, const char *breakdown);
+
+/* Its parts, for the live page of `agentmeterctl web`: the style sheet
+ * (light, dark, print), the charts section of a report and its table. */
+const char *html_report_style(void);
+int html_report_charts(FILE *f, struct json_object *report, struct json_object *by_series);
+int html_report_table(FILE *f, struct json_object *report);

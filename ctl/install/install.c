@@ -461,3 +461,8 @@ int uninstall_files(const char *config_home, struct uninstall_result *ret)
         }
         return 0;
 }
+
+int install_write_file(const char *dir, const char *path, const char *text)
+{
+        return write_atomic(dir, path, text);
+}

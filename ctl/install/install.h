@@ -75,6 +75,10 @@ int install_dropin_text(const struct install_config *c, char **ret_text, unsigne
  * other -errno. */
 int install_files(const struct install_config *c, struct install_result *ret);
 
+/* Writes text to path (mode 0644) through a temporary file in dir and
+ * rename(), making dir first. 0 or -errno. */
+int install_write_file(const char *dir, const char *path, const char *text);
+
 /* true when path is a regular file whose first line is INSTALL_MARKER. */
 bool install_has_marker(const char *path);
 

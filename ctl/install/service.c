@@ -14,6 +14,7 @@
 #include "paths.h"
 #include "registry.h"
 #include "install/service.h"
+#include "install/web-units.h"
 
 int service_run(FILE *log, const char *const *argv)
 {
@@ -159,7 +160,50 @@ static int systemctl(FILE *out, FILE *err, const char *verb, bool with_unit)
         return r;
 }
 
-int service_install(bool no_start, bool force, const char *metrics_dir, FILE *out, FILE *err)
+/* agentmeterctl itself, for the web service's ExecStart=. */
+static int self_path(char *buf, size_t cap)
+{
+        ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+        if (n <= 0)
+                return -errno;
+        buf[n] = 0;
+        return 0;
+}
+
+/* install --web: the socket and service units, then the socket enabled and
+ * started (the service starts with the first connection). */
+static int install_web(const char *cfg, const char *listen, bool no_start, bool force, FILE *out, FILE *err)
+{
+        const char *enable_now[] = { "systemctl", "--user", "enable", "--now", WEB_SOCKET_UNIT, NULL };
+        const char *enable_only[] = { "systemctl", "--user", "enable", WEB_SOCKET_UNIT, NULL };
+        const char *const *enable = no_start ? enable_only : enable_now;
+        char self[PATH_MAX], conflict[PATH_MAX] = "";
+        int r = self_path(self, sizeof(self));
+
+        if (r >= 0)
+                r = web_units_write(cfg, self, listen, force, conflict);
+        if (r == -EEXIST) {
+                fprintf(err, "agentmeterctl: %s exists and was not written by agentmeterctl; refusing to "
+                             "overwrite it (--force replaces it)\n", conflict);
+                return r;
+        }
+        if (r < 0) {
+                fprintf(err, "agentmeterctl: cannot write the web units: %s\n", strerror(-r));
+                return r;
+        }
+        fprintf(out, "web: wrote %s/systemd/user/%s and %s (on %s)\n", cfg, WEB_SOCKET_UNIT, WEB_SERVICE_UNIT,
+                listen);
+        if (systemctl(out, err, "daemon-reload", false) != 0 || service_run(out, enable) != 0) {
+                fputs("agentmeterctl: the web socket could not be enabled\n", err);
+                return -EIO;
+        }
+        fputs("web: the dashboard starts on the first connection; its address with the secret: "
+              "agentmeterctl web --url\n", out);
+        return 0;
+}
+
+int service_install(bool no_start, bool force, const char *metrics_dir, const char *web_listen, FILE *out,
+                    FILE *err)
 {
         char metrics_file[PATH_MAX] = "";
         char cfg[PATH_MAX], bufs[1][PATH_MAX];
@@ -233,7 +277,7 @@ int service_install(bool no_start, bool force, const char *metrics_dir, FILE *ou
         if (no_start) {
                 fputs("not started (--no-start); start it with: systemctl --user start "
                       "agentmeterd\n", out);
-                return 0;
+                return web_listen ? install_web(cfg, web_listen, true, force, out, err) : 0;
         }
         /* restart, not start: a running daemon must pick up the new environment */
         if (systemctl(out, err, "restart", true) != 0) {
@@ -242,7 +286,7 @@ int service_install(bool no_start, bool force, const char *metrics_dir, FILE *ou
                 return -EIO;
         }
         fputs("agentmeterd is running; try: agentmeterctl status\n", out);
-        return 0;
+        return web_listen ? install_web(cfg, web_listen, false, force, out, err) : 0;
 manager:
         fputs("agentmeterctl: the files are in place, but the user service manager did not do "
               "its part; is `systemd --user` running for you (a login session, or `loginctl "
@@ -263,8 +307,20 @@ int service_uninstall(FILE *out, FILE *err)
                 fprintf(err, "agentmeterctl: cannot find your config directory: %s\n", strerror(-r));
                 return r;
         }
+        char web[2][PATH_MAX];
+        int n_web;
+
         if (service_run(out, disable) != 0)
                 fputs("  (not loaded or not enabled; going on)\n", out);
+        if (web_units_listen(cfg, web[0], sizeof(web[0])) == 0) {
+                const char *web_disable[] = { "systemctl", "--user", "disable", "--now", WEB_SOCKET_UNIT,
+                                              WEB_SERVICE_UNIT, NULL };
+                if (service_run(out, web_disable) != 0)
+                        fputs("  (the web units were not loaded or not enabled; going on)\n", out);
+        }
+        n_web = web_units_remove(cfg, web);
+        for (int i = 0; i < n_web; i++)
+                fprintf(out, "removed %s\n", web[i]);
         r = uninstall_files(cfg, &res);
         if (r < 0) {
                 fprintf(err, "agentmeterctl: uninstall failed: %s\n", strerror(-r));

@@ -18,5 +18,8 @@ int service_run(FILE *log, const char *const *argv);
  * (`dpkg-query -S PATH`; false without dpkg). */
 bool service_from_package(const char *path);
 
-int service_install(bool no_start, bool force, const char *metrics_dir, FILE *out, FILE *err);
+/* web_listen: NULL, or install --web's address (HOST:PORT) for the web
+ * dashboard's socket unit (install/web-units.h), enabled and started too. */
+int service_install(bool no_start, bool force, const char *metrics_dir, const char *web_listen, FILE *out,
+                    FILE *err);
 int service_uninstall(FILE *out, FILE *err);

@@ -252,6 +252,28 @@ is "$(team_rep A model)" "$(union_rep model)" "migrated: report model --team equ
 is "$(pg_q "SELECT count(*) FROM agentmeter.usage")" "$(union_rep daily | jq .totals.events)" \
 	"migrated: every row on the server once"
 
+# ---- agentmeterctl web --team (issue 50): the team's page, by machine and
+# by user, refreshed as pushes arrive (a call now on beta shows on alpha's)
+as_cmd A
+"${AS[@]}" "$C" web --team --listen 127.0.0.1:0 >"$T/web-team.out" 2>"$T/web-team.err" & # setpriv and env exec
+WTPID=$!
+wait_until 10 test -s "$T/web-team.out"
+WURL=$(head -1 "$T/web-team.out")
+wstate() { curl -s "${WURL%%/\?*}/api/state?token=${WURL#*token=}"; }
+check "web --team: the team ledger's page with this month by machine and by user" wait_until 10 holds \
+	'wstate | jq -e ".team and .problem == null and (.view | contains(\"This month by machine\") and contains(\"This month by user\"))"'
+m0=$(wstate | jq '.totals.month.events // 0')
+is "$m0" "$(ctl A report model --team --since "$(date +%Y-%m-01)" --json | jq '.totals.events // 0')" \
+	"web --team: this month's calls as report --team counts them"
+WPI=$T/B/home/.pi/agent/sessions/--home-u-web--/w.jsonl # a pi session beta's daemon finds as it appears
+as_d B python3 "$TLIB/pi_call.py" header "$WPI" --cwd /home/u/web
+as_d B python3 "$TLIB/pi_call.py" call "$WPI" --cost 0.5 --tokens 100
+check "web --team: a call made now on beta is on alpha's page once pushed" wait_until 30 holds \
+	"[ \"\$(wstate | jq '.totals.month.events // 0')\" = $((m0 + 1)) ] && wstate | jq -e '.view | contains(\"beta\")'"
+[ "$T_FAIL" -gt 0 ] && { wstate | jq -c '.totals.month, .problem'; cat "$T/web-team.err"; } | sed 's/^/#   /'
+kill -TERM "$WTPID"; wait "$WTPID"
+is "$?" 0 "web --team ends with status 0 on SIGTERM"
+
 check "alpha stops cleanly (exit 0; under ASan: no leak)" stop_d A
 check "beta stops cleanly" stop_d B
 done_testing

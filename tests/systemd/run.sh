@@ -25,7 +25,9 @@ unshare --mount --propagation private true 2>/dev/null || skip "unshare --mount 
 P=$(mktemp -d /tmp/amsvc-src.XXXXXX); chmod 700 "$P"
 copy=$("$src/tests/lib/private-checkout.sh" "$src" "$build" "$P") || skip "could not copy the tree to $P"
 echo "# running from a copy under a 0700 parent: $copy"
-env AM_BUILD="$copy/build" AM_SRCDIR="$copy" bash "$copy/tests/systemd/harness.sh" "$copy/tests/systemd/test-service.sh"
+# AM_SYSTEMD_TEST=test-web.sh runs one part alone
+env AM_BUILD="$copy/build" AM_SRCDIR="$copy" bash "$copy/tests/systemd/harness.sh" \
+	"$copy/tests/systemd/${AM_SYSTEMD_TEST:-test-service.sh}"
 rc=$?
 rm -rf "$P"
 exit $rc

@@ -345,6 +345,9 @@ out=$(AS "$CTL" uninstall 2>&1); rc=$?
 check "uninstall after the second cycle exits 0 and leaves no unit behind" \
 	"[ $rc -eq 0 ] && left=\$(find '$UNITS' -name 'agentmeterd*' 2>/dev/null); echo \"\$left\"; [ -z \"\$left\" ]"
 
+# ---- the web dashboard's socket activation (issue 50)
+. "$(dirname "${BASH_SOURCE[0]}")/test-web.sh"
+
 # ---- the Debian package (issue 26)
 . "$(dirname "${BASH_SOURCE[0]}")/test-package.sh"
 
