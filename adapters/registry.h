@@ -22,7 +22,8 @@
         X(droid)             \
         X(letta)             \
         X(continue)          \
-        X(hermes)
+        X(hermes)            \
+        X(crush)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
