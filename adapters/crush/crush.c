@@ -79,13 +79,18 @@ static enum classify_result crush_classify(const char *relpath, const char *name
         return depth == 1 && strcmp(name, "crush.db") == 0 ? CLASS_TABLE : CLASS_IGNORE;
 }
 
-/* {"event": ..., "databases": [{path, calls, leftover_sessions,
- * leftover_tokens, root_sessions, cost_usd}]}, from the checkpoints alone. */
+/* {"event": ..., "stores": [{path, calls, leftover_sessions,
+ * leftover_tokens, root_sessions, cost_usd}], "notes": the same as text},
+ * from the checkpoints alone. */
 static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
 {
         json_object *arr = json_object_new_array(), *res = json_object_new_object();
+        json_object *notes = json_object_new_array();
         struct adapter_source_view v;
+        char line[PATH_MAX + 320];
 
+        json_object_array_add(notes, json_object_new_string("an event is one call seen live (its tokens), or a "
+                                                            "root session's cost as Crush accumulated it (tokens —)"));
         while (arr && res && ctx->next(ctx->it, &v)) {
                 struct crush_figures f;
                 struct parse_state ps;
@@ -107,6 +112,12 @@ static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "root_sessions", json_object_new_int64((int64_t)f.roots));
                 json_object_object_add(d, "cost_usd", json_object_new_double((double)f.cost_nano / 1e9));
                 json_object_array_add(arr, d);
+                snprintf(line, sizeof(line),
+                         "%s: %llu calls seen live; %llu root sessions, cost $%.6f as Crush wrote it; first scan: "
+                         "the last call of %llu sessions (%llu tokens) kept apart, not their totals",
+                         path, (unsigned long long)f.calls, (unsigned long long)f.roots, (double)f.cost_nano / 1e9,
+                         (unsigned long long)f.leftovers, (unsigned long long)f.leftover_tokens);
+                json_object_array_add(notes, json_object_new_string(line));
         }
         json_object_object_add(res, "event",
                                json_object_new_string("one call seen live (its tokens; cost 0), or a root "
@@ -114,7 +125,8 @@ static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
         json_object_object_add(res, "leftovers",
                                json_object_new_string("the last call of each session a first scan found, "
                                                       "tokens not counted: not the sessions' totals"));
-        json_object_object_add(res, "databases", arr);
+        json_object_object_add(res, "stores", arr);
+        json_object_object_add(res, "notes", notes);
         return res;
 }
 

@@ -61,13 +61,18 @@ static void safe_path(char *dst, size_t cap, const char *src)
                         *c = '?';
 }
 
-/* {"event": what one row is, "databases": [{path, steps, calls, resets,
- * unmetered, tracked}]}, from each database's checkpoint alone. */
+/* {"event": what one row is, "stores": [{path, steps, calls, resets,
+ * unmetered_changes, sessions_tracked}], "notes": the same as text}, from
+ * each database's checkpoint alone (no database is opened for status). */
 static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
 {
         json_object *arr = json_object_new_array(), *res = json_object_new_object();
+        json_object *notes = json_object_new_array();
         struct adapter_source_view v;
+        char line[PATH_MAX + 256];
 
+        json_object_array_add(notes, json_object_new_string("an event is the growth of one session's running "
+                                                            "totals between two reads (one or more API calls)"));
         while (arr && res && ctx->next(ctx->it, &v)) {
                 struct hermes_figures f;
                 struct parse_state ps;
@@ -86,11 +91,18 @@ static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "unmetered_changes", json_object_new_int64((int64_t)f.unmetered));
                 json_object_object_add(d, "sessions_tracked", json_object_new_int64(f.tracked));
                 json_object_array_add(arr, d);
+                snprintf(line, sizeof(line),
+                         "%s: %llu steps folding %llu API calls, %llu resets, %llu changes not metered "
+                         "(sessions whose snapshot was not kept), %u sessions' snapshots kept",
+                         path, (unsigned long long)f.steps, (unsigned long long)f.calls,
+                         (unsigned long long)f.resets, (unsigned long long)f.unmetered, f.tracked);
+                json_object_array_add(notes, json_object_new_string(line));
         }
         json_object_object_add(res, "event",
                                json_object_new_string("the growth of one session's running totals between two "
                                                       "reads (one or more API calls: see calls)"));
-        json_object_object_add(res, "databases", arr);
+        json_object_object_add(res, "stores", arr);
+        json_object_object_add(res, "notes", notes);
         return res;
 }
 
