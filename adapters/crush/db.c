@@ -310,7 +310,7 @@ static int read_sessions(struct reader *rd, struct cr_state *st, struct row_batc
                 row->cost_source = COST_VENDOR; /* 0: the cost is in its root's row */
                 if (st->seeded) {
                         st->calls++;
-                        row->flags = ROW_F_TOKENS_KNOWN;
+                        row->flags = ROW_F_TOKENS_KNOWN | ROW_F_COST_ELSEWHERE;
                         row->input = prompt;
                         row->output = completion;
                         row->total = prompt + completion;
