@@ -23,7 +23,8 @@
         X(letta)             \
         X(continue)          \
         X(hermes)            \
-        X(crush)
+        X(crush)             \
+        X(goose)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
