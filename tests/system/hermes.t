@@ -30,7 +30,15 @@ else
 	for i in 1 2 3; do skip "public Hermes store not present"; done
 fi
 
-# 2. live, WAL mode: one writer connection kept open (the -wal stays), a row
+# 2. a profile's state.db of the oldest schema (input and output only)
+mkdir -p "$H/profiles/dev"
+python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open(sys.argv[2]).read())' \
+	"$H/profiles/dev/state.db" "$FIX/hermes/schema-6.sql"
+"$D" --once >/dev/null 2>>"$T/once.err"
+is "$(tok)" "[1,1234,56,0,0,0]" "a profile's state.db of schema 6: read"
+rm -rf "$H" "$XDG_STATE_HOME/agentmeterd"
+
+# 3. live, WAL mode: one writer connection kept open (the -wal stays), a row
 # updated in place three times, each read as its own exact delta
 mkdir -p "$H"
 coproc W { python3 -u -c '
