@@ -344,7 +344,7 @@ int crush_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uin
         int r;
 
         (void)max_rows; /* the rows changed since the last read: one pass */
-        if (*io_watermark == 0 && !st0.seeded)
+        if (*io_watermark == 0) /* every read leaves it at 1 or more */
                 st0 = (struct cr_state){ 0 };
         if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
                 return COLLECT_DONE;

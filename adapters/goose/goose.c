@@ -246,7 +246,7 @@ static int goose_collect_rows(const struct source_ctx *ctx, struct parse_state *
         int r;
 
         (void)max_rows;
-        if (*io_watermark == 0 && !st0.seeded)
+        if (*io_watermark == 0) /* every read leaves it at 1 or more */
                 st0 = (struct tot_state){ 0 };
         if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
                 return COLLECT_DONE;
