@@ -2,6 +2,7 @@
  * Goose): kept in parse_state.priv, the most recently changed first, so a
  * session's next change is measured against what was read before it. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "binio.h"
@@ -160,9 +161,12 @@ void tot_finish(struct tot_state *st, uint32_t unheld, uint32_t evicted)
 
         if (st->seeded && unheld != st->rest)
                 st->unmetered++;
-        /* how many snapshots fit: encode once and see */
+        /* how many snapshots fit: encode once and see, with the times the
+         * caller sets afterwards at their widest */
         st->rest = unheld + evicted;
-        tot_state_put(&ps, st);
+        probe = *st;
+        probe.at_ms = probe.seen_ms = INT64_MAX;
+        tot_state_put(&ps, &probe);
         probe = tot_state_get(&ps);
         for (uint32_t i = probe.valid ? probe.n : 0; i < st->n; i++)
                 st->rest += held_digest(&st->s[i]);

@@ -60,7 +60,8 @@ uint32_t tot_snap_digest(const char *session, const uint64_t cur[TOT_N]);
 /* After a read: the sessions not held changed since the last read when
  * their digest differs from the one kept (one unmetered change: which
  * session grew, and by what, cannot be known); the snapshots that will not
- * fit priv join the digest of the rest. */
+ * fit priv join the digest of the rest (counted with at_ms and seen_ms at
+ * their widest, so the caller may set them afterwards). */
 void tot_finish(struct tot_state *st, uint32_t unheld, uint32_t evicted);
 
 /* The content key of a step: tag, session id, the totals before (zeros for

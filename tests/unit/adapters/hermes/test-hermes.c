@@ -18,6 +18,7 @@
 
 #include "adapter.h"
 #include "hermes/hermes.h"
+#include "hermes/totals.h"
 #include "registry.h"
 #include "row.h"
 #include "timefmt.h"
@@ -329,6 +330,13 @@ static void test_many(void)
         is_int(b.n, 34, "34 sessions: 34 rows");
         hermes_figures(&s.ps, &f);
         ok(f.tracked > 0 && f.tracked < 34, "the state keeps the most recent %u snapshots", f.tracked);
+        /* a held session grows, the others do not: nothing unmetered */
+        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 3 WHERE id = 's-child'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 3, "a held session grows after a big first scan: exact");
+        hermes_figures(&s.ps, &f);
+        is_int(f.unmetered, 0, "... and the sessions not held add no unmetered change");
         /* the oldest session grows: its snapshot is gone; nothing is guessed */
         sql(db, "UPDATE sessions SET input_tokens = input_tokens + 5 WHERE id = 'm-00'");
         row_batch_clear(&b);
@@ -346,6 +354,55 @@ static void test_many(void)
         is_int(f.unmetered, 1, "... and the sessions not held, unchanged, add no unmetered change");
         sqlite3_close(db);
         row_batch_free(&b);
+}
+
+/* ---- the snapshot set: what tot_finish keeps is what the state holds ------------------ */
+
+static void test_snapset(void)
+{
+        static const uint64_t mags[] = { 0, 1, 200, 20000, 3000000, 400000000, 50000000000ULL };
+        int bad_fit = 0, bad_digest = 0, cases = 0;
+
+        /* snapshots of every size: what tot_finish keeps must be what the
+         * state holds once the caller has set its times */
+        for (size_t m = 0; m < sizeof(mags) / sizeof(mags[0]); m++)
+                for (int extra = 0; extra < 12; extra++) {
+                        struct tot_state st = { 0 }, back;
+                        struct parse_state ps = { 0 };
+                        uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
+                        uint32_t evicted = 0, unheld = 0;
+                        char id[32];
+
+                        for (int i = 0; i < 40; i++) {
+                                for (int k = 0; k < TOT_N; k++)
+                                        cur[k] = mags[m] + (uint64_t)(k < extra ? i : 0);
+                                xsnprintf(id, sizeof(id), "sess-%d", i);
+                                tot_update(&st, id, false, cur, d, prev, &evicted);
+                        }
+                        tot_finish(&st, 0, evicted);
+                        st.at_ms = st.seen_ms = 1767225600000LL;
+                        st.seeded = st.valid = true;
+                        tot_state_put(&ps, &st);
+                        back = tot_state_get(&ps);
+                        cases++;
+                        if (back.n != st.n)
+                                bad_fit++;
+                        /* the next read, nothing changed: nothing unmetered */
+                        evicted = 0;
+                        for (int i = 0; i < 40; i++) {
+                                for (int k = 0; k < TOT_N; k++)
+                                        cur[k] = mags[m] + (uint64_t)(k < extra ? i : 0);
+                                xsnprintf(id, sizeof(id), "sess-%d", i);
+                                if (tot_update(&back, id, true, cur, d, prev, &evicted) == TOT_UNHELD)
+                                        unheld += tot_snap_digest(id, cur);
+                        }
+                        tot_finish(&back, unheld, evicted);
+                        if (back.unmetered != 0)
+                                bad_digest++;
+                }
+        is_int(bad_fit, 0, "every snapshot tot_finish keeps fits the state (84 shapes)");
+        is_int(bad_digest, 0, "a read with nothing changed counts nothing unmetered (84 shapes)");
+        ok(cases == 84, "84 shapes tried");
 }
 
 /* ---- a corrupt table beside a good one; a locked database --------------------------- */
@@ -454,6 +511,7 @@ int main(void)
         test_schema20();
         test_older();
         test_many();
+        test_snapset();
         test_defensive();
         test_public();
         return tap_done();
