@@ -15,8 +15,9 @@
  * last call's, overwritten by every call. So:
  * - each root session (parent_session_id NULL or '') has one cost row,
  *   ROW_F_UPSERT (the ledger keeps the largest cost seen: exactly what
- *   Crush wrote), tokens unknown, dated by the session's creation;
- * - each overwrite seen is one call: a row with its tokens (input = prompt,
+ *   Crush wrote), kind ROW_KIND_SNAPSHOT_STEP, tokens unknown, dated by
+ *   the session's creation;
+ * - each overwrite seen is one call (ROW_KIND_RESPONSE): a row with its tokens (input = prompt,
  *   output = completion, as Crush counts them) and cost 0 (the cost is in
  *   its root's row), dated when seen; its key is the session with the
  *   values written, so a save that moved nothing else (a title, a message

@@ -215,14 +215,17 @@ static int64_t when_ms(int64_t v)
         return v < 100000000000LL ? v * 1000 : v;
 }
 
-static int push(struct reader *rd, const char *session, struct row_batch *out, struct usage_row **ret)
+/* A row of the session: a root's cost (a snapshot of its running total) or
+ * one call (the response whose tokens Crush wrote). */
+static int push(struct reader *rd, const char *session, uint8_t kind, struct row_batch *out,
+                struct usage_row **ret)
 {
         struct usage_row *row;
         int r = row_batch_push(out, &row);
 
         if (r < 0)
                 return r;
-        row->kind = ROW_KIND_SNAPSHOT_STEP;
+        row->kind = kind;
         ROW_SET(row->tool, "crush");
         ROW_SET(row->session, session);
         row->source_hash = rd->ctx->source_hash;
@@ -276,7 +279,7 @@ static int read_sessions(struct reader *rd, struct cr_state *st, struct row_batc
                         wm = updated;
                 /* a root's cost, as Crush wrote it: the ledger keeps the largest */
                 if ((!parent || !parent[0]) && cost > 0) {
-                        if ((r = push(rd, session, out, &row)) < 0)
+                        if ((r = push(rd, session, ROW_KIND_SNAPSHOT_STEP, out, &row)) < 0)
                                 return r;
                         if ((r = keyhash_begin(&h, CRUSH_KEY_COST)) < 0) {
                                 out->n--;
@@ -292,7 +295,7 @@ static int read_sessions(struct reader *rd, struct cr_state *st, struct row_batc
                 if (prompt + completion == 0)
                         continue; /* no call yet (or v0.71+ kept the last non-zero one) */
                 /* the last call's tokens: a live call, or what a first scan finds left */
-                if ((r = push(rd, session, out, &row)) < 0)
+                if ((r = push(rd, session, ROW_KIND_RESPONSE, out, &row)) < 0)
                         return r;
                 if ((r = keyhash_begin(&h, CRUSH_KEY_CALL)) < 0) {
                         out->n--;

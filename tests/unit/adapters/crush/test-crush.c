@@ -199,6 +199,7 @@ static void test_store(void)
         ok(r1 && strcmp(r1->model, "claude-sonnet-4") == 0 && strcmp(r1->provider, "anthropic") == 0,
            "the model: the session's latest assistant message's");
         ok(r1 && r1->time_ms == 1754564779000LL, "a root's cost dated by its creation");
+        ok(r1 && r1->kind == ROW_KIND_SNAPSHOT_STEP, "... a snapshot of its running total");
         ok(r2 && r2->model[0] == 0, "model 'null': none");
         for (size_t i = 0; i < b.n; i++)
                 ok(!(b.rows[i].flags & ROW_F_TOKENS_KNOWN) && b.rows[i].input == 0,
@@ -225,7 +226,7 @@ static void test_store(void)
                 led_add(l, &b);
                 ok(n_calls == 1 && call && call->input == want_in[i] && call->output == want_out[i] &&
                            call->cost_source == COST_VENDOR && call->cost_nano == 0 &&
-                           (call->flags & ROW_F_COST_ELSEWHERE),
+                           (call->flags & ROW_F_COST_ELSEWHERE) && call->kind == ROW_KIND_RESPONSE,
                    "overwrite %d: one call with its tokens, cost in the root's row", i + 1);
         }
         is_int(led_tokens(l, &calls), 16090 + 17010 + 18200, "the ledger: the three calls' tokens");
