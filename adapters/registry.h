@@ -21,7 +21,10 @@
         X(copilot)           \
         X(droid)             \
         X(letta)             \
-        X(continue)
+        X(continue)          \
+        X(hermes)            \
+        X(crush)             \
+        X(goose)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */

@@ -36,6 +36,8 @@ enum cost_source {
 #define ROW_F_TIME_APPROX  0x2u /* time came from a fallback (meta, mtime) */
 #define ROW_F_SIDECHAIN    0x4u /* subagent / sidechain call */
 #define ROW_F_UPSERT       0x8u /* commit as monotone upsert, not insert-if-absent */
+#define ROW_F_COST_ELSEWHERE 0x10u /* its cost is counted in another row (Crush: a root session's
+                                    * accumulated cost): a vendor 0 stays 0, never priced */
 
 #define ROW_TOOL_MAX     16
 #define ROW_SESSION_MAX  128

@@ -180,8 +180,10 @@ int pricing_apply_row(const struct price_table *t, struct usage_row *row)
         if (!t || !(row->flags & ROW_F_TOKENS_KNOWN))
                 return 0;
         /* the harness's own figure wins, except a 0 for a call with tokens
-         * (pi writes 0 for a model missing from its catalogue) */
-        if (row->cost_source == COST_VENDOR && !(row->cost_nano == 0 && any_tokens))
+         * (pi writes 0 for a model missing from its catalogue) unless the
+         * cost is counted in another row */
+        if (row->cost_source == COST_VENDOR &&
+            (!(row->cost_nano == 0 && any_tokens) || (row->flags & ROW_F_COST_ELSEWHERE)))
                 return 0;
         memcpy(old_ps, row->price_source, sizeof(old_ps));
         struct price_request q = {

@@ -1,0 +1,41 @@
+/* Crush (Charm): per project .crush/crush.db, the projects listed in
+ * projects.json; the table reader (crush/db.c) and its figures. */
+#pragma once
+
+#include <stdint.h>
+
+#include "adapter.h"
+
+/* Dedup-key format tags: bump when a key's fields change. */
+#define CRUSH_KEY_COST "crush-cost-v1" /* (session id): a root session's cost, upserted */
+#define CRUSH_KEY_CALL "crush-call-v1" /* (session id, prompt, completion, cost as written) */
+
+/* adapter.collect_rows for crush.db. `sessions.cost` accumulates (a parent
+ * adds its finished children's) and prompt_tokens/completion_tokens are the
+ * last call's, overwritten by every call. So:
+ * - each root session (parent_session_id NULL or '') has one cost row,
+ *   ROW_F_UPSERT (the ledger keeps the largest cost seen: exactly what
+ *   Crush wrote), kind ROW_KIND_SNAPSHOT_STEP, tokens unknown, dated by
+ *   the session's creation;
+ * - each overwrite seen is one call (ROW_KIND_RESPONSE): a row with its tokens (input = prompt,
+ *   output = completion, as Crush counts them) and cost 0 (the cost is in
+ *   its root's row), dated when seen; its key is the session with the
+ *   values written, so a save that moved nothing else (a title, a message
+ *   count) is the same key, and never a second call;
+ * - a first scan finds each session's last call only: that row is written
+ *   with the same key but tokens unknown (shown as "—", never as the
+ *   session's total), its tokens counted apart for status.
+ * Only rows whose updated_at reached the last read's (less a margin) are
+ * read again. The model is the session's latest assistant message's. */
+int crush_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
+                       size_t max_rows, struct row_batch *out, uint64_t *io_malformed);
+
+struct crush_figures {
+        uint64_t calls;           /* overwrites seen live: calls with their tokens */
+        uint64_t leftovers;       /* sessions whose last call a first scan found */
+        uint64_t leftover_tokens; /* ... and that call's tokens (not the sessions' totals) */
+        uint64_t roots;           /* root sessions at the last read */
+        uint64_t cost_nano;       /* their cost at the last read */
+};
+/* 0 and *ret; -EINVAL when ps holds no state of this reader. */
+int crush_figures(const struct parse_state *ps, struct crush_figures *ret);

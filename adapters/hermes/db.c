@@ -1,0 +1,342 @@
+/* Hermes Agent's state.db: `sessions` keeps running totals per session,
+ * updated in place after every API call; each read turns what grew since
+ * the last read into one row per session (hermes/totals.h). Columns are
+ * selected by name (five schema versions occur), the model comes from
+ * `session_model_usage` where the schema has it, and a broken table beside
+ * `sessions` costs only what it held. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "adapt-sqlite.h"
+#include "hermes/hermes.h"
+#include "hermes/totals.h"
+#include "timefmt.h"
+
+#define RECHECK_MS 30000
+
+/* The sessions columns read, NULL where the schema lacks them. */
+enum { C_ID, C_STARTED, C_ENDED, C_MODEL, C_PROVIDER, C_CWD, C_IN, C_OUT, C_CR, C_CW, C_REASON, C_CALLS, C_EST,
+       C_ACT, C_NCOLS };
+static const char *const cols[C_NCOLS] = {
+        "id",        "started_at",   "ended_at",          "model",           "billing_provider",
+        "cwd",       "input_tokens", "output_tokens",     "cache_read_tokens", "cache_write_tokens",
+        "reasoning_tokens", "api_call_count", "estimated_cost_usd", "actual_cost_usd",
+};
+
+static bool has_column(sqlite3 *db, const char *table, const char *col, int *ret_rc)
+{
+        char q[128];
+        sqlite3_stmt *st = NULL;
+        bool found = false;
+        int rc;
+
+        snprintf(q, sizeof(q), "PRAGMA table_info(%s)", table);
+        rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
+        if (rc == SQLITE_OK)
+                while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                        const unsigned char *n = sqlite3_column_text(st, 1);
+                        if (n && strcmp((const char *)n, col) == 0)
+                                found = true;
+                }
+        sqlite3_finalize(st);
+        *ret_rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        return found;
+}
+
+/* SELECT of the columns this schema has: -EPROTO without id and the token
+ * counts (not Hermes's sessions). */
+static int build_query(sqlite3 *db, char *q, size_t cap)
+{
+        size_t len = 0;
+        int rc;
+
+        len += (size_t)snprintf(q + len, cap - len, "SELECT ");
+        for (int i = 0; i < C_NCOLS; i++) {
+                bool have = has_column(db, "sessions", cols[i], &rc);
+                if (rc != SQLITE_OK)
+                        return adapt_sql_errno(db, rc);
+                if (!have && (i == C_ID || i == C_IN || i == C_OUT))
+                        return -EPROTO;
+                len += (size_t)snprintf(q + len, cap - len, "%s%s", i ? ", " : "", have ? cols[i] : "NULL");
+                if (len >= cap)
+                        return -ENOBUFS;
+        }
+        /* oldest first: the most recent end up first in the snapshot set */
+        len += (size_t)snprintf(q + len, cap - len, " FROM sessions ORDER BY 2");
+        return len >= cap ? -ENOBUFS : 0;
+}
+
+static int64_t secs_ms(sqlite3_stmt *st, int col)
+{
+        double v = sqlite3_column_double(st, col);
+
+        if (sqlite3_column_type(st, col) == SQLITE_NULL || !(v > 0) || v > 1e11)
+                return 0;
+        return (int64_t)(v * 1000.0);
+}
+
+static uint64_t col_count(sqlite3_stmt *st, int col)
+{
+        return tot_count(sqlite3_column_double(st, col));
+}
+
+/* A model name as written: "" for none and for the string 'null'. */
+static void col_text(sqlite3_stmt *st, int col, char *dst, size_t cap)
+{
+        const unsigned char *t = sqlite3_column_text(st, col);
+        size_t n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
+
+        if (!t || n == 0 || (n == 4 && memcmp(t, "null", 4) == 0) || (n == 4 && memcmp(t, "None", 4) == 0)) {
+                dst[0] = 0;
+                return;
+        }
+        row_set_str(dst, cap, (const char *)t, n);
+}
+
+struct reader {
+        const struct source_ctx *ctx;
+        struct adapt_db conn;
+        sqlite3 *db;
+        sqlite3_stmt *q_sessions, *q_usage;
+        int64_t now_ms;
+};
+
+static void reader_close(struct reader *rd)
+{
+        sqlite3_finalize(rd->q_sessions);
+        sqlite3_finalize(rd->q_usage);
+        rd->q_sessions = rd->q_usage = NULL;
+        adapt_db_close(&rd->conn);
+        rd->db = NULL;
+}
+
+static const char Q_USAGE[] = "SELECT model, billing_provider, last_seen FROM session_model_usage "
+                              "WHERE session_id = ?1 ORDER BY COALESCE(last_seen, first_seen, 0) DESC LIMIT 1";
+
+/* 0; 1 when there is no sessions table yet (a new database); negative errno. */
+static int reader_open(struct reader *rd)
+{
+        char q[1024];
+        int r, rc;
+
+        if ((r = adapt_db_open(rd->ctx->path, &rd->conn)) < 0)
+                return r;
+        rd->db = rd->conn.db;
+        if (!has_column(rd->db, "sessions", "id", &rc)) {
+                if (rc != SQLITE_OK)
+                        return adapt_sql_errno(rd->db, rc);
+                return adapt_db_empty(&rd->conn) ? 1 : -EPROTO;
+        }
+        if ((r = build_query(rd->db, q, sizeof(q))) < 0)
+                return r;
+        rc = sqlite3_prepare_v2(rd->db, q, -1, &rd->q_sessions, NULL);
+        if (rc != SQLITE_OK)
+                return adapt_sql_errno(rd->db, rc);
+        /* optional: older schemas have no session_model_usage, and a broken
+         * one costs only the model names it held */
+        if (sqlite3_prepare_v2(rd->db, Q_USAGE, -1, &rd->q_usage, NULL) != SQLITE_OK)
+                rd->q_usage = NULL;
+        return 0;
+}
+
+/* The model of the session's latest call, from session_model_usage: true
+ * and model/provider/last_ms filled; false when there is none. */
+static bool usage_model(struct reader *rd, const char *session, struct usage_row *row, int64_t *ret_last_ms)
+{
+        bool found = false;
+
+        if (!rd->q_usage)
+                return false;
+        sqlite3_reset(rd->q_usage);
+        sqlite3_bind_text(rd->q_usage, 1, session, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(rd->q_usage) == SQLITE_ROW) {
+                char model[ROW_MODEL_MAX];
+                col_text(rd->q_usage, 0, model, sizeof(model));
+                if (model[0]) {
+                        row_set_str(row->model, sizeof(row->model), model, strlen(model));
+                        col_text(rd->q_usage, 1, row->provider, sizeof(row->provider));
+                        *ret_last_ms = secs_ms(rd->q_usage, 2);
+                        found = true;
+                }
+        }
+        sqlite3_reset(rd->q_usage);
+        return found;
+}
+
+static int emit(struct reader *rd, sqlite3_stmt *st, const char *session, enum tot_change c, bool live,
+                const uint64_t prev[TOT_N], const uint64_t cur[TOT_N], const uint64_t d[TOT_N], struct row_batch *out)
+{
+        struct usage_row *row;
+        int64_t started = secs_ms(st, C_STARTED), ended = secs_ms(st, C_ENDED), last = 0;
+        int r;
+
+        if (d[TOT_INPUT] + d[TOT_OUTPUT] + d[TOT_CACHE_READ] + d[TOT_CACHE_WRITE] == 0 && d[TOT_COST_NANO] == 0)
+                return 0; /* only the call count moved (a failed call): nothing billed */
+        if ((r = row_batch_push(out, &row)) < 0)
+                return r;
+        if ((r = tot_step_key(HERMES_KEY_STEP, session, prev, cur, c == TOT_RESET, &row->key)) < 0) {
+                out->n--;
+                return r;
+        }
+        row->kind = ROW_KIND_SNAPSHOT_STEP;
+        row->flags = ROW_F_TOKENS_KNOWN;
+        ROW_SET(row->tool, "hermes");
+        ROW_SET(row->session, session);
+        col_text(st, C_CWD, row->project, sizeof(row->project));
+        if (!usage_model(rd, session, row, &last)) {
+                col_text(st, C_MODEL, row->model, sizeof(row->model));
+                col_text(st, C_PROVIDER, row->provider, sizeof(row->provider));
+        }
+        row->input = d[TOT_INPUT];
+        row->output = d[TOT_OUTPUT];
+        row->cache_read = d[TOT_CACHE_READ];
+        row->cache_write = d[TOT_CACHE_WRITE];
+        row->reasoning = d[TOT_REASONING] <= d[TOT_OUTPUT] ? d[TOT_REASONING] : d[TOT_OUTPUT];
+        row->total = row->input + row->output + row->cache_read + row->cache_write;
+        if (d[TOT_COST_NANO] > 0) {
+                row->cost_source = COST_VENDOR;
+                row->cost_nano = (int64_t)d[TOT_COST_NANO];
+        }
+        /* seen live: now; read from history: the session's own last time */
+        if (live) {
+                row->time_ms = rd->now_ms;
+        } else {
+                int64_t t = last > ended ? last : ended;
+                row->time_ms = t > started ? t : started;
+                if (!row->time_ms) {
+                        row->time_ms = rd->now_ms;
+                        row->flags |= ROW_F_TIME_APPROX;
+                }
+        }
+        row->source_hash = rd->ctx->source_hash;
+        return 1;
+}
+
+static int read_sessions(struct reader *rd, struct tot_state *st, struct row_batch *out, uint64_t *io_malformed)
+{
+        int64_t seen = st->seen_ms, max_started = st->seen_ms;
+        uint32_t unheld = 0, evicted = 0;
+        int rc, r;
+
+        while ((rc = sqlite3_step(rd->q_sessions)) == SQLITE_ROW) {
+                sqlite3_stmt *q = rd->q_sessions;
+                const unsigned char *id = sqlite3_column_text(q, C_ID);
+                uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
+                int64_t started = secs_ms(q, C_STARTED);
+                char session[ROW_SESSION_MAX];
+                enum tot_change c;
+                double act = sqlite3_column_double(q, C_ACT), est = sqlite3_column_double(q, C_EST);
+
+                if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
+                        (*io_malformed)++;
+                        continue;
+                }
+                memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
+                cur[TOT_INPUT] = col_count(q, C_IN);
+                cur[TOT_OUTPUT] = col_count(q, C_OUT);
+                cur[TOT_CACHE_READ] = col_count(q, C_CR);
+                cur[TOT_CACHE_WRITE] = col_count(q, C_CW);
+                cur[TOT_REASONING] = col_count(q, C_REASON);
+                cur[TOT_CALLS] = col_count(q, C_CALLS);
+                /* the provider's own cost when it reports one, else Hermes's estimate */
+                cur[TOT_COST_NANO] = sqlite3_column_type(q, C_ACT) != SQLITE_NULL && act > 0 ? tot_usd_nano(act)
+                                                                                             : tot_usd_nano(est);
+                if (started > max_started)
+                        max_started = started;
+                c = tot_update(st, session, st->seeded && started <= seen, cur, d, prev, &evicted);
+                switch (c) {
+                case TOT_SAME:
+                        continue;
+                case TOT_UNHELD:
+                        unheld += tot_snap_digest(session, cur);
+                        continue;
+                case TOT_RESET:
+                        st->resets++;
+                        break;
+                default:
+                        break;
+                }
+                r = emit(rd, q, session, c, st->seeded, prev, cur, d, out);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        st->steps++;
+                        st->calls += d[TOT_CALLS];
+                }
+        }
+        if (rc != SQLITE_DONE)
+                return adapt_sql_errno(rd->db, rc);
+        tot_finish(st, unheld, evicted);
+        st->seen_ms = max_started;
+        st->seeded = true;
+        return 0;
+}
+
+int hermes_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
+                        size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
+{
+        struct tot_state st0 = tot_state_get(ps), st;
+        bool settling = false;
+        uint64_t fp = adapt_db_fingerprint(ctx->path, &settling), malformed = 0;
+        int64_t now = timefmt_now_ms();
+        size_t n0 = out->n;
+        struct adapt_wal_mark mark;
+        int r;
+
+        (void)max_rows; /* one row per changed session: a pass is one call */
+        if (*io_watermark == 0) /* every read leaves it at 1 or more */
+                st0 = (struct tot_state){ 0 }; /* a new database: nothing known */
+        if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
+                return COLLECT_DONE;
+        adapt_db_wal_mark(ctx->path, &mark);
+        for (int attempt = 0;; attempt++) {
+                struct reader rd = { .ctx = ctx, .now_ms = now };
+                bool immutable;
+
+                st = st0;
+                malformed = 0;
+                r = reader_open(&rd);
+                immutable = rd.conn.immutable;
+                if (r == 0)
+                        r = read_sessions(&rd, &st, out, &malformed);
+                else if (r == 1)
+                        r = 0;
+                reader_close(&rd);
+                if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
+                        out->n = n0; /* a writer came meanwhile: read again */
+                        if (attempt < 2) {
+                                fp = adapt_db_fingerprint(ctx->path, &settling);
+                                continue;
+                        }
+                        r = -EBUSY;
+                }
+                break;
+        }
+        if (r < 0) {
+                out->n = n0;
+                return r;
+        }
+        st.valid = true;
+        st.done = !settling;
+        st.fp = fp;
+        st.at_ms = now;
+        tot_state_put(ps, &st);
+        *io_watermark = st.steps ? st.steps : 1; /* "read": the daemon shows it as the position */
+        *io_malformed += malformed;
+        if (settling && adapt_db_commit_pending(ctx->path, &mark))
+                return COLLECT_PUBLISHING;
+        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+}
+
+int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret)
+{
+        struct tot_state st = tot_state_get(ps);
+
+        if (!st.valid)
+                return -EINVAL;
+        *ret = (struct hermes_figures){ .steps = st.steps, .calls = st.calls, .resets = st.resets,
+                                        .unmetered = st.unmetered, .tracked = st.n };
+        return 0;
+}

@@ -1,0 +1,518 @@
+/* Unit tests of the Hermes Agent adapter: discovery and classification,
+ * the three schema shapes of fixtures/hermes (columns missing by version),
+ * compression children counted, the model from session_model_usage and
+ * 'null', a row updated in place three times (three exact deltas), the
+ * same step read twice (one key), a reset, more changed sessions than the
+ * state holds, a corrupt table beside a good one, a locked database (an
+ * error, no wait), and the public store in ../shared/samples (skipped when
+ * absent). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "testutil.h"
+
+#include "adapter.h"
+#include "hermes/hermes.h"
+#include "hermes/totals.h"
+#include "registry.h"
+#include "row.h"
+#include "timefmt.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+extern const struct adapter adapter_hermes;
+static const struct adapter *A = &adapter_hermes;
+static char fx[PATH_MAX], tmp[PATH_MAX];
+
+static void sql(sqlite3 *db, const char *s)
+{
+        char *err = NULL;
+        if (sqlite3_exec(db, s, NULL, NULL, &err) != SQLITE_OK) {
+                printf("# sql failed: %.200s: %s\n", s, err ? err : "?");
+                exit(99);
+        }
+}
+
+static sqlite3 *db_build(const char *path, const char *fixture, bool keep)
+{
+        char p[PATH_MAX];
+        sqlite3 *db;
+        char *text;
+
+        unlink(path);
+        xsnprintf(p, sizeof(p), "%s-wal", path);
+        unlink(p);
+        if (sqlite3_open(path, &db) != SQLITE_OK)
+                exit(99);
+        sqlite3_busy_timeout(db, 5000);
+        if (fixture) {
+                xsnprintf(p, sizeof(p), "%s/%s", fx, fixture);
+                if (!(text = slurp(p, NULL)))
+                        exit(99);
+                sql(db, text);
+                free(text);
+        }
+        if (keep)
+                return db;
+        sqlite3_close(db);
+        return NULL;
+}
+
+struct src {
+        char path[PATH_MAX];
+        struct source_ctx ctx;
+        struct parse_state ps;
+        uint64_t wm, malformed;
+};
+
+static void src_init(struct src *s, const char *path)
+{
+        memset(s, 0, sizeof(*s));
+        xsnprintf(s->path, sizeof(s->path), "%s", path);
+        s->ctx.adapter = A;
+        s->ctx.path = s->path;
+        s->ctx.source_hash = hash64(s->path, strlen(s->path));
+}
+
+/* One call as the daemon makes it (the state through its encoding). */
+static int collect(struct src *s, struct row_batch *b)
+{
+        uint8_t enc[PS_ENCODED_MAX];
+        size_t len;
+        int r;
+
+        age_db(s->path);
+        r = A->collect_rows(&s->ctx, &s->ps, &s->wm, 512, b, &s->malformed);
+        if (parse_state_encode(&s->ps, enc, sizeof(enc), &len) != 0 || parse_state_decode(enc, len, &s->ps) != 0)
+                exit(99);
+        return r;
+}
+
+static const struct usage_row *find(const struct row_batch *b, const char *session)
+{
+        for (size_t i = 0; i < b->n; i++)
+                if (strcmp(b->rows[i].session, session) == 0)
+                        return &b->rows[i];
+        return NULL;
+}
+
+struct sums {
+        uint64_t input, output, cache_read, cache_write, reasoning;
+        int64_t cost;
+};
+static struct sums sum(const struct row_batch *b)
+{
+        struct sums s = { 0 };
+        for (size_t i = 0; i < b->n; i++) {
+                s.input += b->rows[i].input;
+                s.output += b->rows[i].output;
+                s.cache_read += b->rows[i].cache_read;
+                s.cache_write += b->rows[i].cache_write;
+                s.reasoning += b->rows[i].reasoning;
+                if (b->rows[i].cost_source != COST_NONE)
+                        s.cost += b->rows[i].cost_nano;
+        }
+        return s;
+}
+
+/* ---- discovery ---------------------------------------------------------------------- */
+
+static void test_discovery(void)
+{
+        struct fenv f = { 0 };
+        struct root_list l = { 0 };
+        struct discover_env env;
+
+        fenv_set(&f, "HOME", "/home/u");
+        env = fenv_env(&f);
+        is_int(A->discover(&env, &l), 0, "discover");
+        ok(l.n == 1 && strcmp(l.v[0].path, "/home/u/.hermes") == 0 && l.v[0].reason == ROOT_DEFAULT,
+           "default root ~/.hermes");
+        root_list_free(&l);
+        fenv_set(&f, "HERMES_HOME", "/srv/hermes");
+        env = fenv_env(&f);
+        A->discover(&env, &l);
+        ok(l.n == 1 && strcmp(l.v[0].path, "/srv/hermes") == 0 && l.v[0].reason == ROOT_ENV &&
+                   strcmp(l.v[0].env_var, "HERMES_HOME") == 0,
+           "HERMES_HOME moves it");
+        root_list_free(&l);
+        ok(registry_env_known("HERMES_HOME"), "HERMES_HOME is a declared variable");
+
+        is_int(A->classify("state.db", "state.db", 1, false), CLASS_TABLE, "state.db: a table source");
+        is_int(A->classify("profiles", "profiles", 1, true), CLASS_DESCEND, "profiles/: descend");
+        is_int(A->classify("profiles/dev", "dev", 2, true), CLASS_DESCEND, "profiles/<name>/: descend");
+        is_int(A->classify("profiles/dev/state.db", "state.db", 3, false), CLASS_TABLE, "a profile's state.db");
+        is_int(A->classify("state.db-wal", "state.db-wal", 1, false), CLASS_IGNORE, "the -wal is no source");
+        is_int(A->classify("sessions", "sessions", 1, true), CLASS_IGNORE, "sessions/ transcripts: ignored");
+        is_int(A->classify("logs/state.db", "state.db", 2, false), CLASS_IGNORE, "a state.db elsewhere: ignored");
+        char src[PATH_MAX];
+        is_int(A->source_of("/h/.hermes/state.db-wal", true, src, sizeof(src)), SOURCE_OTHER, "a -wal write ...");
+        is_str(src, "/h/.hermes/state.db", "... is a change of its database");
+        is_int(A->source_of("/h/.hermes/state.db-shm", true, src, sizeof(src)), SOURCE_NONE, "-shm: nobody's change");
+}
+
+/* ---- schema 20 ---------------------------------------------------------------------- */
+
+static void test_schema20(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct src s;
+        const struct usage_row *r;
+        struct sums t;
+
+        xsnprintf(path, sizeof(path), "%s/state.db", tmp);
+        db_build(path, "hermes/schema-20.sql", false);
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "schema 20: read");
+        is_int(b.n, 4, "one row per session, the compression child too");
+        t = sum(&b);
+        is_int(t.input, 1480, "input: every row summed (root and child)");
+        is_int(t.output, 314, "output (reasoning inside)");
+        is_int(t.cache_read, 12000, "cache read");
+        is_int(t.cache_write, 300, "cache write");
+        is_int(t.reasoning, 54, "reasoning");
+        r = find(&b, "s-null");
+        ok(r && strcmp(r->model, "qwen/qwen3-coder") == 0 && strcmp(r->provider, "openrouter") == 0,
+           "model 'null' in sessions: session_model_usage names it");
+        ok(r && r->cost_source == COST_NONE, "an estimate of 0 is no cost (the price table prices it)");
+        r = find(&b, "s-child");
+        ok(r && strcmp(r->model, "claude-sonnet-4-5") == 0 && strcmp(r->project, "/home/u/proj") == 0,
+           "no usage row: sessions.model; cwd is the project");
+        r = find(&b, "s-root");
+        ok(r && r->cost_source == COST_VENDOR && r->cost_nano == 45100000, "Hermes's estimate as written");
+        ok(r && r->time_ms == 1767225900250LL && !(r->flags & ROW_F_TIME_APPROX),
+           "first scan: dated by the session's own last time");
+        ok(r && r->kind == ROW_KIND_SNAPSHOT_STEP && strcmp(r->tool, "hermes") == 0, "a snapshot step of hermes");
+        r = find(&b, "s-actual");
+        ok(r && r->cost_source == COST_VENDOR && r->cost_nano == 2500000, "the provider's actual cost beats the estimate");
+        row_batch_clear(&b);
+        is_int(collect(&s, &b), COLLECT_DONE, "read again");
+        is_int(b.n, 0, "nothing changed: nothing new");
+
+        /* three updates in place, each read: three exact deltas */
+        sqlite3 *w;
+        struct parse_state before = { 0 };
+        struct row_key k[3];
+        if (sqlite3_open(path, &w) != SQLITE_OK)
+                exit(99);
+        for (int i = 0; i < 3; i++) {
+                int64_t t0 = timefmt_now_ms();
+                if (i == 1)
+                        before = s.ps;
+                sql(w, "UPDATE sessions SET input_tokens = input_tokens + 11, output_tokens = output_tokens + 7, "
+                       "cache_read_tokens = cache_read_tokens + 1000, reasoning_tokens = reasoning_tokens + 2, "
+                       "api_call_count = api_call_count + 1, estimated_cost_usd = estimated_cost_usd + 0.001 "
+                       "WHERE id = 's-child'");
+                row_batch_clear(&b);
+                collect(&s, &b);
+                is_int(b.n, 1, "an update in place: one row");
+                ok(b.n == 1 && b.rows[0].input == 11 && b.rows[0].output == 7 && b.rows[0].cache_read == 1000 &&
+                           b.rows[0].reasoning == 2 && b.rows[0].cost_nano == 1000000 &&
+                           strcmp(b.rows[0].session, "s-child") == 0,
+                   "... holding exactly the growth (update %d)", i + 1);
+                ok(b.n == 1 && b.rows[0].time_ms >= t0, "... dated when seen");
+                if (b.n == 1)
+                        k[i] = b.rows[0].key;
+        }
+        ok(memcmp(&k[0], &k[1], sizeof(k[0])) && memcmp(&k[1], &k[2], sizeof(k[0])), "three steps, three keys");
+        struct hermes_figures f;
+        is_int(hermes_figures(&s.ps, &f), 0, "figures");
+        is_int(f.steps, 7, "steps: 4 first sights and 3 growths");
+        is_int(f.calls, 10, "calls: 7 at first sight, 3 since");
+        /* the second step read again from the state before it (a crash before
+         * its commit): the same key */
+        {
+                struct src s2 = s;
+                s2.ps = before;
+                s2.ctx.path = s2.path;
+                sql(w, "UPDATE sessions SET input_tokens = input_tokens - 11, output_tokens = output_tokens - 7, "
+                       "cache_read_tokens = cache_read_tokens - 1000, reasoning_tokens = reasoning_tokens - 2, "
+                       "api_call_count = api_call_count - 1, estimated_cost_usd = estimated_cost_usd - 0.001 "
+                       "WHERE id = 's-child'");
+                row_batch_clear(&b);
+                collect(&s2, &b);
+                ok(b.n == 1 && memcmp(&b.rows[0].key, &k[1], sizeof(k[1])) == 0,
+                   "the same step read twice: the same key");
+        }
+        /* a reset: the counters start again, counted whole, never negative */
+        sql(w, "UPDATE sessions SET input_tokens = 5, output_tokens = 1, cache_read_tokens = 0, reasoning_tokens = 0, "
+               "api_call_count = 1, estimated_cost_usd = 0 WHERE id = 's-child'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 5 && b.rows[0].output == 1 && b.rows[0].cache_read == 0,
+           "a decrease is a reset: the new totals count whole");
+        hermes_figures(&s.ps, &f);
+        is_int(f.resets, 1, "one reset");
+        /* a new session while running: counted whole, dated now */
+        sql(w, "INSERT INTO sessions (id, source, model, started_at, input_tokens, output_tokens) "
+               "VALUES ('s-new', 'cli', 'gpt-5', 1900000000.0, 40, 4)");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 40 && strcmp(b.rows[0].session, "s-new") == 0, "a new session: whole");
+        sqlite3_close(w);
+        row_batch_free(&b);
+}
+
+/* ---- older schemas, not ours, empty -------------------------------------------------- */
+
+static void test_older(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct src s;
+        const struct usage_row *r;
+
+        xsnprintf(path, sizeof(path), "%s/s12.db", tmp);
+        db_build(path, "hermes/schema-12.sql", false);
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "schema 12: read");
+        is_int(b.n, 2, "two sessions");
+        r = find(&b, "o-1");
+        ok(r && r->input == 2000 && r->output == 100 && r->cost_nano == 37500000 &&
+                   strcmp(r->model, "anthropic/claude-opus-4") == 0,
+           "no api_call_count, no session_model_usage: read");
+        r = find(&b, "o-2");
+        ok(r && r->model[0] == 0 && r->cost_source == COST_NONE && r->input == 30, "no model, no cost: none");
+        row_batch_clear(&b);
+
+        xsnprintf(path, sizeof(path), "%s/s6.db", tmp);
+        db_build(path, "hermes/schema-6.sql", false);
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "schema 6: read");
+        ok(b.n == 1 && b.rows[0].input == 1234 && b.rows[0].output == 56 && b.rows[0].cache_read == 0,
+           "input and output only: read, the rest 0");
+        row_batch_clear(&b);
+
+        sqlite3 *db;
+        xsnprintf(path, sizeof(path), "%s/other.db", tmp);
+        db = db_build(path, NULL, true);
+        sql(db, "CREATE TABLE sessions (id TEXT, token TEXT)");
+        sqlite3_close(db);
+        src_init(&s, path);
+        is_int(collect(&s, &b), -EPROTO, "a sessions table without token counts: -EPROTO");
+        xsnprintf(path, sizeof(path), "%s/empty.db", tmp);
+        db = db_build(path, NULL, true);
+        sqlite3_close(db);
+        write_file(path, "");
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "an empty file: nothing yet");
+        is_int(b.n, 0, "... no rows");
+        row_batch_free(&b);
+}
+
+/* ---- more changed sessions than the state holds ------------------------------------- */
+
+static void test_many(void)
+{
+        char path[PATH_MAX], q[512];
+        struct row_batch b = { 0 };
+        struct hermes_figures f;
+        struct src s;
+        sqlite3 *db;
+
+        xsnprintf(path, sizeof(path), "%s/many.db", tmp);
+        db = db_build(path, "hermes/schema-20.sql", true);
+        for (int i = 0; i < 30; i++) {
+                xsnprintf(q, sizeof(q),
+                          "INSERT INTO sessions (id, source, started_at, input_tokens, output_tokens, "
+                          "cache_read_tokens) VALUES ('m-%02d', 'cli', %d.0, %d, 999, 123456789)",
+                          i, 1000000 + i, 1000000 + i);
+                sql(db, q);
+        }
+        src_init(&s, path);
+        collect(&s, &b);
+        is_int(b.n, 34, "34 sessions: 34 rows");
+        hermes_figures(&s.ps, &f);
+        ok(f.tracked > 0 && f.tracked < 34, "the state keeps the most recent %u snapshots", f.tracked);
+        /* a held session grows, the others do not: nothing unmetered */
+        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 3 WHERE id = 's-child'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 3, "a held session grows after a big first scan: exact");
+        hermes_figures(&s.ps, &f);
+        is_int(f.unmetered, 0, "... and the sessions not held add no unmetered change");
+        /* the oldest session grows: its snapshot is gone; nothing is guessed */
+        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 5 WHERE id = 'm-00'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        is_int(b.n, 0, "a change of a session the state no longer held: no row");
+        hermes_figures(&s.ps, &f);
+        is_int(f.unmetered, 1, "... counted as an unmetered change (status)");
+        ok(f.tracked > 0 && f.tracked < 34, "... and the held snapshots stay (%u)", f.tracked);
+        /* nothing changed among the sessions not held: nothing counted */
+        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 6 WHERE id = 's-child'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 6, "a held session grows: exact");
+        hermes_figures(&s.ps, &f);
+        is_int(f.unmetered, 1, "... and the sessions not held, unchanged, add no unmetered change");
+        sqlite3_close(db);
+        row_batch_free(&b);
+}
+
+/* ---- the snapshot set: what tot_finish keeps is what the state holds ------------------ */
+
+static void test_snapset(void)
+{
+        static const uint64_t mags[] = { 0, 1, 200, 20000, 3000000, 400000000, 50000000000ULL };
+        int bad_fit = 0, bad_digest = 0, cases = 0;
+
+        /* snapshots of every size: what tot_finish keeps must be what the
+         * state holds once the caller has set its times */
+        for (size_t m = 0; m < sizeof(mags) / sizeof(mags[0]); m++)
+                for (int extra = 0; extra < 12; extra++) {
+                        struct tot_state st = { 0 }, back;
+                        struct parse_state ps = { 0 };
+                        uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
+                        uint32_t evicted = 0, unheld = 0;
+                        char id[32];
+
+                        for (int i = 0; i < 40; i++) {
+                                for (int k = 0; k < TOT_N; k++)
+                                        cur[k] = mags[m] + (uint64_t)(k < extra ? i : 0);
+                                xsnprintf(id, sizeof(id), "sess-%d", i);
+                                tot_update(&st, id, false, cur, d, prev, &evicted);
+                        }
+                        tot_finish(&st, 0, evicted);
+                        st.at_ms = st.seen_ms = 1767225600000LL;
+                        st.seeded = st.valid = true;
+                        tot_state_put(&ps, &st);
+                        back = tot_state_get(&ps);
+                        cases++;
+                        if (back.n != st.n)
+                                bad_fit++;
+                        /* the next read, nothing changed: nothing unmetered */
+                        evicted = 0;
+                        for (int i = 0; i < 40; i++) {
+                                for (int k = 0; k < TOT_N; k++)
+                                        cur[k] = mags[m] + (uint64_t)(k < extra ? i : 0);
+                                xsnprintf(id, sizeof(id), "sess-%d", i);
+                                if (tot_update(&back, id, true, cur, d, prev, &evicted) == TOT_UNHELD)
+                                        unheld += tot_snap_digest(id, cur);
+                        }
+                        tot_finish(&back, unheld, evicted);
+                        if (back.unmetered != 0)
+                                bad_digest++;
+                }
+        is_int(bad_fit, 0, "every snapshot tot_finish keeps fits the state (84 shapes)");
+        is_int(bad_digest, 0, "a read with nothing changed counts nothing unmetered (84 shapes)");
+        ok(cases == 84, "84 shapes tried");
+}
+
+/* ---- a corrupt table beside a good one; a locked database --------------------------- */
+
+static void test_defensive(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct src s;
+        sqlite3 *db, *w;
+        sqlite3_stmt *st;
+        int root = 0, page = 0;
+
+        xsnprintf(path, sizeof(path), "%s/corrupt.db", tmp);
+        db = db_build(path, "hermes/schema-20.sql", true);
+        sql(db, "PRAGMA journal_mode = DELETE");
+        if (sqlite3_prepare_v2(db, "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                                   "WHERE name = 'session_model_usage'", -1, &st, NULL) != SQLITE_OK ||
+            sqlite3_step(st) != SQLITE_ROW)
+                exit(99);
+        root = sqlite3_column_int(st, 0);
+        page = sqlite3_column_int(st, 1);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        {
+                int fd = open(path, O_WRONLY);
+                char junk[65536];
+                memset(junk, 0xa5, sizeof(junk));
+                if (fd < 0 || root < 2 || page > (int)sizeof(junk) ||
+                    pwrite(fd, junk, (size_t)page, (off_t)(root - 1) * page) != page)
+                        exit(99);
+                close(fd);
+        }
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "session_model_usage corrupt, sessions readable: read");
+        is_int(sum(&b).input, 1480, "... every session counted");
+        const struct usage_row *r = find(&b, "s-null");
+        ok(r && r->model[0] == 0, "... the 'null' model stays none (no usage row to name it)");
+        row_batch_clear(&b);
+
+        /* a writer holding the database exclusively: an error at once, no rows */
+        xsnprintf(path, sizeof(path), "%s/locked.db", tmp);
+        db = db_build(path, "hermes/schema-12.sql", true);
+        sqlite3_close(db);
+        if (sqlite3_open(path, &w) != SQLITE_OK)
+                exit(99);
+        sql(w, "BEGIN EXCLUSIVE");
+        sql(w, "UPDATE sessions SET input_tokens = 1");
+        src_init(&s, path);
+        is_int(collect(&s, &b), -EBUSY, "locked by its writer: -EBUSY (read again later)");
+        is_int(b.n, 0, "... no rows");
+        sql(w, "COMMIT");
+        sqlite3_close(w);
+        is_int(collect(&s, &b), COLLECT_DONE, "the lock gone: read");
+        row_batch_free(&b);
+}
+
+/* ---- the public store ------------------------------------------------------------------ */
+
+static void test_public(void)
+{
+        const char *env = getenv("AM_SAMPLES");
+        char base[PATH_MAX], dir[PATH_MAX], cmd[PATH_MAX * 2 + 64], path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct src s;
+        struct sums t;
+
+        if (env && *env)
+                xsnprintf(base, sizeof(base), "%s", env);
+        else
+                xsnprintf(base, sizeof(base), "%s/../shared/samples", am_srcdir());
+        xsnprintf(dir, sizeof(dir), "%s/public/hermes/Satyabrat99+hermesstore@ff6e6589ab1b/.hermes", base);
+        xsnprintf(path, sizeof(path), "%s/state.db", dir);
+        if (access(path, R_OK) != 0) {
+                ok(1, "# SKIP the public Hermes store is absent");
+                return;
+        }
+        /* a copy with its -wal and -shm: the store's own files are never touched */
+        xsnprintf(cmd, sizeof(cmd), "mkdir -p '%s/pub' && cp '%s'/state.db* '%s/pub/' && chmod u+w '%s'/pub/*", tmp,
+                  dir, tmp, tmp);
+        if (system(cmd) != 0)
+                exit(99);
+        xsnprintf(path, sizeof(path), "%s/pub/state.db", tmp);
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "the public store (schema 20, its -wal): read");
+        is_int(b.n, 7, "7 sessions");
+        t = sum(&b);
+        is_int(t.input, 52807, "input 52,807");
+        is_int(t.output, 546, "output 546");
+        is_int(t.reasoning, 124, "reasoning 124 (inside output)");
+        is_int(t.cache_read, 175872, "cache read 175,872");
+        is_int(t.cache_write, 0, "cache write 0");
+        struct hermes_figures f;
+        hermes_figures(&s.ps, &f);
+        is_int(f.calls, 14, "14 API calls folded");
+        ok(b.n && strcmp(b.rows[0].model, "mimo-v2.5-pro") == 0 && strcmp(b.rows[0].provider, "xiaomi") == 0,
+           "model and provider from session_model_usage");
+        row_batch_free(&b);
+}
+
+int main(void)
+{
+        xsnprintf(fx, sizeof(fx), "%s/fixtures", am_srcdir());
+        xsnprintf(tmp, sizeof(tmp), "%s", tap_tmpdir());
+        test_discovery();
+        test_schema20();
+        test_older();
+        test_many();
+        test_snapset();
+        test_defensive();
+        test_public();
+        return tap_done();
+}
