@@ -9,7 +9,7 @@
 
 #include "adapt-util.h"
 #include "crush/crush.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 #include "ledger/ledger.h"
 
 extern const struct adapter adapter_crush; /* defined at the end of this file */

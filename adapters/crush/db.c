@@ -9,7 +9,7 @@
 #include "adapt-sqlite.h"
 #include "binio.h"
 #include "crush/crush.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 #include "timefmt.h"
 
 #define RECHECK_MS 30000
@@ -118,7 +118,7 @@ enum { C_ID, C_PARENT, C_PROMPT, C_COMPLETION, C_COST, C_UPDATED, C_CREATED, C_N
 static const char *const cols[C_NCOLS] = { "id",   "parent_session_id", "prompt_tokens", "completion_tokens",
                                            "cost", "updated_at",        "created_at" };
 
-struct reader {
+struct store_pass {
         const struct source_ctx *ctx;
         struct adapt_db conn;
         sqlite3 *db;
@@ -126,7 +126,7 @@ struct reader {
         int64_t now_ms;
 };
 
-static void reader_close(struct reader *rd)
+static void store_pass_close(struct store_pass *rd)
 {
         sqlite3_finalize(rd->q_sessions);
         sqlite3_finalize(rd->q_model);
@@ -137,7 +137,7 @@ static void reader_close(struct reader *rd)
 }
 
 /* 0; 1 when there is no sessions table yet; negative errno. */
-static int reader_open(struct reader *rd)
+static int store_pass_open(struct store_pass *rd)
 {
         char q[768];
         size_t len = 0;
@@ -194,7 +194,7 @@ static void col_text(sqlite3_stmt *st, int col, char *dst, size_t cap)
         row_set_str(dst, cap, (const char *)t, n);
 }
 
-static void session_model(struct reader *rd, const char *session, struct usage_row *row)
+static void session_model(struct store_pass *rd, const char *session, struct usage_row *row)
 {
         if (!rd->q_model)
                 return;
@@ -217,7 +217,7 @@ static int64_t when_ms(int64_t v)
 
 /* A row of the session: a root's cost (a snapshot of its running total) or
  * one call (the response whose tokens Crush wrote). */
-static int push(struct reader *rd, const char *session, uint8_t kind, struct row_batch *out,
+static int push(struct store_pass *rd, const char *session, uint8_t kind, struct row_batch *out,
                 struct usage_row **ret)
 {
         struct usage_row *row;
@@ -252,7 +252,7 @@ static bool ring_seen(struct cr_state *st, uint32_t k)
         return false;
 }
 
-static int read_sessions(struct reader *rd, struct cr_state *st, struct row_batch *out, uint64_t *io_malformed)
+static int read_sessions(struct store_pass *rd, struct cr_state *st, struct row_batch *out, uint64_t *io_malformed)
 {
         int64_t margin = st->wm >= 100000000000LL ? 2000 : 2, from = st->seeded && st->wm > margin ? st->wm - margin : 0;
         int64_t wm = st->wm;
@@ -353,18 +353,18 @@ int crush_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uin
                 return COLLECT_DONE;
         adapt_db_wal_mark(ctx->path, &mark);
         for (int attempt = 0;; attempt++) {
-                struct reader rd = { .ctx = ctx, .now_ms = now };
+                struct store_pass rd = { .ctx = ctx, .now_ms = now };
                 bool immutable;
 
                 st = st0;
                 malformed = 0;
-                r = reader_open(&rd);
+                r = store_pass_open(&rd);
                 immutable = rd.conn.immutable;
                 if (r == 0)
                         r = read_sessions(&rd, &st, out, &malformed);
                 else if (r == 1)
                         r = 0;
-                reader_close(&rd);
+                store_pass_close(&rd);
                 if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
                         out->n = n0;
                         if (attempt < 2) {

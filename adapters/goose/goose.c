@@ -3,7 +3,7 @@
  * accumulated_input_tokens/accumulated_output_tokens, running sums per
  * session (input includes cache read and write: Goose keeps the cache split
  * of the last call only); each read turns what grew into one row per
- * session (hermes/totals.h). Sub-agents are sessions of their own
+ * session (running-totals.h). Sub-agents are sessions of their own
  * (session_type 'sub_agent'): side-chain rows. Written from Goose's public
  * schema; no store with tokens was captured (adapter.unverified). */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "adapt-sqlite.h"
 #include "adapt-util.h"
 #include "adapter.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 #include "ledger/ledger.h"
 #include "timefmt.h"
 

@@ -1,6 +1,6 @@
 /* Hermes Agent's state.db: `sessions` keeps running totals per session,
  * updated in place after every API call; each read turns what grew since
- * the last read into one row per session (hermes/totals.h). Columns are
+ * the last read into one row per session (running-totals.h). Columns are
  * selected by name (five schema versions occur), the model comes from
  * `session_model_usage` where the schema has it, and a broken table beside
  * `sessions` costs only what it held. */
@@ -11,7 +11,7 @@
 
 #include "adapt-sqlite.h"
 #include "hermes/hermes.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 #include "timefmt.h"
 
 #define RECHECK_MS 30000
@@ -95,7 +95,7 @@ static void col_text(sqlite3_stmt *st, int col, char *dst, size_t cap)
         row_set_str(dst, cap, (const char *)t, n);
 }
 
-struct reader {
+struct store_pass {
         const struct source_ctx *ctx;
         struct adapt_db conn;
         sqlite3 *db;
@@ -103,7 +103,7 @@ struct reader {
         int64_t now_ms;
 };
 
-static void reader_close(struct reader *rd)
+static void store_pass_close(struct store_pass *rd)
 {
         sqlite3_finalize(rd->q_sessions);
         sqlite3_finalize(rd->q_usage);
@@ -116,7 +116,7 @@ static const char Q_USAGE[] = "SELECT model, billing_provider, last_seen FROM se
                               "WHERE session_id = ?1 ORDER BY COALESCE(last_seen, first_seen, 0) DESC LIMIT 1";
 
 /* 0; 1 when there is no sessions table yet (a new database); negative errno. */
-static int reader_open(struct reader *rd)
+static int store_pass_open(struct store_pass *rd)
 {
         char q[1024];
         int r, rc;
@@ -143,7 +143,7 @@ static int reader_open(struct reader *rd)
 
 /* The model of the session's latest call, from session_model_usage: true
  * and model/provider/last_ms filled; false when there is none. */
-static bool usage_model(struct reader *rd, const char *session, struct usage_row *row, int64_t *ret_last_ms)
+static bool usage_model(struct store_pass *rd, const char *session, struct usage_row *row, int64_t *ret_last_ms)
 {
         bool found = false;
 
@@ -165,7 +165,7 @@ static bool usage_model(struct reader *rd, const char *session, struct usage_row
         return found;
 }
 
-static int emit(struct reader *rd, sqlite3_stmt *st, const char *session, enum tot_change c, bool live,
+static int emit(struct store_pass *rd, sqlite3_stmt *st, const char *session, enum tot_change c, bool live,
                 const uint64_t prev[TOT_N], const uint64_t cur[TOT_N], const uint64_t d[TOT_N], struct row_batch *out)
 {
         struct usage_row *row;
@@ -214,7 +214,7 @@ static int emit(struct reader *rd, sqlite3_stmt *st, const char *session, enum t
         return 1;
 }
 
-static int read_sessions(struct reader *rd, struct tot_state *st, struct row_batch *out, uint64_t *io_malformed)
+static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row_batch *out, uint64_t *io_malformed)
 {
         int64_t seen = st->seen_ms, max_started = st->seen_ms;
         uint32_t unheld = 0, evicted = 0;
@@ -292,18 +292,18 @@ int hermes_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, ui
                 return COLLECT_DONE;
         adapt_db_wal_mark(ctx->path, &mark);
         for (int attempt = 0;; attempt++) {
-                struct reader rd = { .ctx = ctx, .now_ms = now };
+                struct store_pass rd = { .ctx = ctx, .now_ms = now };
                 bool immutable;
 
                 st = st0;
                 malformed = 0;
-                r = reader_open(&rd);
+                r = store_pass_open(&rd);
                 immutable = rd.conn.immutable;
                 if (r == 0)
                         r = read_sessions(&rd, &st, out, &malformed);
                 else if (r == 1)
                         r = 0;
-                reader_close(&rd);
+                store_pass_close(&rd);
                 if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
                         out->n = n0; /* a writer came meanwhile: read again */
                         if (attempt < 2) {

@@ -8,7 +8,7 @@
 
 #include "adapt-util.h"
 #include "hermes/hermes.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 #include "ledger/ledger.h"
 
 extern const struct adapter adapter_hermes; /* defined at the end of this file */

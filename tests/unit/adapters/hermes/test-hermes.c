@@ -18,7 +18,7 @@
 
 #include "adapter.h"
 #include "hermes/hermes.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 #include "registry.h"
 #include "row.h"
 #include "timefmt.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "binio.h"
-#include "hermes/totals.h"
+#include "running-totals.h"
 
 /* parse_state.priv, little-endian:
  *   u8 TOT_PRIV_FORMAT | u8 flags | u64 fp | var at_ms | var seen_ms |
