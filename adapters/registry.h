@@ -24,7 +24,9 @@
         X(continue)          \
         X(hermes)            \
         X(crush)             \
-        X(goose)
+        X(goose)             \
+        X(amp)               \
+        X(kimi)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
