@@ -45,6 +45,14 @@ if [ -n "${AM_BENCH_10G:-}" ] && [ "$QUICK" != --quick ]; then
 	CORPORA+=("r10000 32000 10000 0")
 	BIG=r10000
 fi
+# AM_BENCH_ONLY="r20 r2000 r10000": only these corpora's first scans
+if [ -n "${AM_BENCH_ONLY:-}" ]; then
+	keep=()
+	for spec in "${CORPORA[@]}"; do
+		case " $AM_BENCH_ONLY " in *" ${spec%% *} "*) keep+=("$spec") ;; esac
+	done
+	CORPORA=("${keep[@]}")
+fi
 gen_hash=$(sha256sum "$SRC/tests/lib/gen_pi.py" | cut -c1-16)
 corpus() { # name files mb pairs [args]: generates once, cached by parameters
 	local name=$1 files=$2 mb=$3 pairs=$4; shift 4
