@@ -21,7 +21,8 @@
         X(copilot)           \
         X(droid)             \
         X(letta)             \
-        X(continue)
+        X(continue)          \
+        X(roo)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */
