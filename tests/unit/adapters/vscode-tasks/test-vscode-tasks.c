@@ -75,6 +75,17 @@ static void test_discover(void)
         ok(code && ssh && cli, "cline: ~/.cline/data/tasks, VS Code's and the Remote-SSH server's storage");
         root_list_free(&l);
         l = (struct root_list){ 0 };
+        cli = false;
+        setenv("CLINE_DIR", "/opt/cl", 1);
+        ok(adapter_cline.discover(&registry_process_env, &l) == 0, "cline: discover with CLINE_DIR");
+        for (size_t i = 0; i < l.n; i++) {
+                cli |= !strcmp(l.v[i].path, "/opt/cl/data/tasks") && l.v[i].reason == ROOT_ENV;
+                ok(strcmp(l.v[i].path, "/h/.cline/data/tasks") != 0, "CLINE_DIR: not ~/.cline (%s)", l.v[i].path);
+        }
+        ok(cli, "cline: $CLINE_DIR/data/tasks");
+        unsetenv("CLINE_DIR");
+        root_list_free(&l);
+        l = (struct root_list){ 0 };
         ssh = false;
         ok(adapter_roo.discover(&registry_process_env, &l) == 0, "roo: discover");
         for (size_t i = 0; i < l.n; i++)
