@@ -25,8 +25,8 @@ static const struct {
         { ".local/share/code-server", "code-server" },
 };
 
-int vt_add_editor_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
-                        struct root_list *out)
+static int add_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
+                     const char *tail, uint8_t max_depth, struct root_list *out)
 {
         const char *home = discover_env_get(env, "HOME");
         char path[PATH_MAX];
@@ -37,15 +37,39 @@ int vt_add_editor_roots(const struct discover_env *env, const struct adapter *ad
         if (strcmp(home, "/") == 0)
                 home = "";
         for (size_t i = 0; i < sizeof(editor_dirs) / sizeof(editor_dirs[0]); i++) {
-                w = snprintf(path, sizeof(path), "%s/%s/User/globalStorage/%s/tasks", home, editor_dirs[i].rel,
-                             extension);
+                w = snprintf(path, sizeof(path), "%s/%s/User/globalStorage/%s%s", home, editor_dirs[i].rel,
+                             extension, tail);
                 if (w < 0 || (size_t)w >= sizeof(path))
                         continue;
-                w = adapt_add_root(out, adapter, path, editor_dirs[i].label, ROOT_DEFAULT, NULL, NULL, 1);
+                w = adapt_add_root(out, adapter, path, editor_dirs[i].label, ROOT_DEFAULT, NULL, NULL,
+                                   max_depth);
                 if (w < 0)
                         return w;
         }
         return 0;
+}
+
+int vt_add_editor_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
+                        struct root_list *out)
+{
+        return add_roots(env, adapter, extension, "/tasks", 1, out);
+}
+
+int vt_add_extension_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
+                           struct root_list *out)
+{
+        return add_roots(env, adapter, extension, "", 2, out);
+}
+
+enum classify_result vt_classify_tasks_below(const char *relpath, const char *name, int depth, bool is_dir)
+{
+        if (!adapt_component_is(relpath, 0, "tasks"))
+                return CLASS_IGNORE;
+        if (is_dir)
+                return depth <= 2 ? CLASS_DESCEND : CLASS_IGNORE;
+        if (depth == 3 && strcmp(name, VT_DOC_NAME) == 0)
+                return CLASS_DOCUMENT;
+        return CLASS_IGNORE;
 }
 
 enum classify_result vt_classify(const char *relpath, const char *name, int depth, bool is_dir)

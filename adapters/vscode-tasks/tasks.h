@@ -26,6 +26,16 @@
 int vt_add_editor_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
                         struct root_list *out);
 
+/* The same, one level up: roots at <dir>/User/globalStorage/<extension>
+ * (max depth 2), for an adapter whose classify serves another layout too
+ * and tells the tasks apart by their first component (vt_classify_tasks_below). */
+int vt_add_extension_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
+                           struct root_list *out);
+
+/* classify below an extension root: tasks/, tasks/<taskId>/ and
+ * tasks/<taskId>/ui_messages.json; anything else CLASS_IGNORE. */
+enum classify_result vt_classify_tasks_below(const char *relpath, const char *name, int depth, bool is_dir);
+
 /* classify for a tasks root: <taskId>/ directories and their
  * ui_messages.json (never its *.tmp.* siblings). */
 enum classify_result vt_classify(const char *relpath, const char *name, int depth, bool is_dir);

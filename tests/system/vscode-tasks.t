@@ -37,6 +37,12 @@ if [ -d "$RG/data/tasks" ]; then
 	is "$(sums)" "$want" "realgen under Roo Code's storage: the same"
 	is "$(events_of roo),$(events_of cline)" "9,0" "under Roo Code's storage: harness roo"
 	fresh
+	mkdir -p "$HOME/.cursor-server/data/$EXT/kilocode.kilo-code"
+	cp -r "$RG/data/tasks" "$HOME/.cursor-server/data/$EXT/kilocode.kilo-code/tasks"
+	once >/dev/null
+	is "$(sums)" "$want" "realgen under Kilo Code's storage (a Cursor server): the same"
+	is "$(events_of kilo),$(events_of cline)" "9,0" "under Kilo Code's storage: harness kilo"
+	rm -rf "$HOME/.cursor-server"; fresh
 else
 	skip "no realgen samples at $RG"
 fi

@@ -18,6 +18,7 @@
 
 extern const struct adapter adapter_cline;
 extern const struct adapter adapter_roo;
+extern const struct adapter adapter_kilo;
 
 static char fixdir[PATH_MAX];
 
@@ -56,6 +57,17 @@ static void test_classify(void)
                "cline reads the tasks layout too");
         is_int(adapter_cline.classify("s/s.messages.json", "s.messages.json", 2, false), CLASS_DOCUMENT,
                "and still its 3.x sessions");
+        /* kilo: rooted at the extension's storage, tasks/ tells them apart */
+        is_int(adapter_kilo.classify("tasks", "tasks", 1, true), CLASS_DESCEND, "kilo: tasks/ is walked");
+        is_int(adapter_kilo.classify("tasks/1", "1", 2, true), CLASS_DESCEND, "kilo: a task directory too");
+        is_int(adapter_kilo.classify("tasks/1/ui_messages.json", "ui_messages.json", 3, false), CLASS_DOCUMENT,
+               "kilo: a task's ui_messages.json is a document");
+        is_int(adapter_kilo.classify("tasks/1/ui_messages.json.tmp.1.a.json", "ui_messages.json.tmp.1.a.json", 3,
+                                     false),
+               CLASS_IGNORE, "kilo: its tmp file is not");
+        is_int(adapter_kilo.classify("kilo.db", "kilo.db", 1, false), CLASS_TABLE, "kilo: the CLI's kilo.db still is");
+        is_int(adapter_kilo.classify("settings", "settings", 1, true), CLASS_IGNORE,
+               "kilo: nothing else of the extension's storage");
 }
 
 static void test_discover(void)
@@ -92,6 +104,14 @@ static void test_discover(void)
                 ssh |= !strcmp(l.v[i].path,
                                "/h/.vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline/tasks");
         ok(ssh, "roo: the Remote-SSH server's storage");
+        root_list_free(&l);
+        l = (struct root_list){ 0 };
+        ssh = false;
+        ok(adapter_kilo.discover(&registry_process_env, &l) == 0, "kilo: discover");
+        for (size_t i = 0; i < l.n; i++)
+                ssh |= !strcmp(l.v[i].path, "/h/.vscode-server/data/User/globalStorage/kilocode.kilo-code") &&
+                       l.v[i].max_depth == 2;
+        ok(ssh, "kilo: the extension's storage on the Remote-SSH server, two levels deep");
         root_list_free(&l);
 }
 
