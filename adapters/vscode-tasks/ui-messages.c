@@ -4,10 +4,11 @@
  * cancelReason?}. A row is written before its call with only `request`
  * and rewritten in place (same ts) when usage arrives; Anthropic's is
  * written twice (tokensOut 1 at message start, the final count at the end).
- * Every version of the file is read whole and every row with usage emitted
- * again, keyed (harness, task id, ts) and upserted: the ledger keeps the
- * largest of each field, so the final usage replaces a provisional one and
- * a row read twice counts once.
+ * Every version of the file is read whole; the rows after the prefix it
+ * shares with the version read before are emitted again, keyed (harness,
+ * task id, ts) and upserted: the ledger keeps the largest of each field,
+ * so the final usage replaces a provisional one and a row read twice
+ * counts once.
  *
  * tokensIn depends on the provider that wrote the row (modelInfo.providerId,
  * else task_metadata.json's model_usage): `openai` (OpenAI Compatible)
@@ -162,6 +163,9 @@ struct vt_scan {
         char task[ROW_SESSION_MAX];
         char dir[PATH_MAX];
         struct vt_meta *meta;
+        const char *doc;
+        size_t known;    /* rows ending within this prefix were read in a version before */
+        size_t last_end; /* the end of the last complete row */
         int64_t last_ts;
         int err;
 };
@@ -301,6 +305,9 @@ static bool elem(struct jscan *s, void *u, int depth)
                 return false;
         if (r.ts.present)
                 d->last_ts = r.ts.ms;
+        d->last_end = (size_t)(s->p - d->doc);
+        if (d->last_end <= d->known)
+                return true; /* the same bytes as a version read before: its rows are in */
         if (!jscan_span_eq(&r.type, "say") ||
             !(jscan_span_eq(&r.say, "api_req_started") || jscan_span_eq(&r.say, "deleted_api_reqs")))
                 return true;
@@ -337,7 +344,7 @@ int vt_parse_document(const struct source_ctx *ctx, struct parse_state *ps, cons
                       size_t *io_known, struct row_batch *out)
 {
         struct vt_meta *meta = calloc(1, sizeof(*meta));
-        struct vt_scan d = { .ctx = ctx, .out = out, .meta = meta };
+        struct vt_scan d = { .ctx = ctx, .out = out, .meta = meta, .doc = doc, .known = *io_known };
         struct jscan s = { doc, doc + len };
         size_t n0 = out->n;
         bool ok;
@@ -378,6 +385,9 @@ int vt_parse_document(const struct source_ctx *ctx, struct parse_state *ps, cons
         }
         row_set_str(ps->session, sizeof(ps->session), d.task, strlen(d.task));
         ps->priv_len = 0;
-        *io_known = 0; /* every version is read whole: rows change in place */
+        /* A row rewritten in place changes its bytes, so the prefix the
+         * next version shares with this one ends before it: the rows
+         * wholly inside that prefix need not be emitted again. */
+        *io_known = d.last_end;
         return PARSE_OK;
 }

@@ -31,6 +31,26 @@ static int parse_as(const struct adapter *a, const char *path, const char *doc, 
         return a->parse_document(&ctx, &ps, doc, strlen(doc), &known, b);
 }
 
+/* common prefix length of a and b */
+static size_t common(const char *a, const char *b)
+{
+        size_t i = 0;
+
+        while (a[i] && a[i] == b[i])
+                i++;
+        return i;
+}
+
+/* doc parsed with *io_known (the prefix shared with the version before, capped
+ * at what the parser reported for it), as the daemon does */
+static int parse_known(const char *path, const char *doc, size_t *io_known, struct row_batch *b)
+{
+        struct source_ctx ctx = { .adapter = &adapter_cline, .path = path };
+        struct parse_state ps = { 0 };
+
+        return adapter_cline.parse_document(&ctx, &ps, doc, strlen(doc), io_known, b);
+}
+
 static const struct usage_row *at_ts(const struct row_batch *b, int64_t ts)
 {
         for (size_t i = 0; i < b->n; i++)
@@ -196,6 +216,35 @@ static void test_rewrite(void)
         row_batch_free(&r3);
 }
 
+static void test_known(void)
+{
+        const char *p = "/h/.cline/data/tasks/42/ui_messages.json";
+        const char *v2 = ROW_V("{\\\"tokensIn\\\":10,\\\"tokensOut\\\":1}");
+        const char *v3 = ROW_V("{\\\"tokensIn\\\":10,\\\"tokensOut\\\":9}");
+        char v4[1024];
+        struct row_batch b = { 0 };
+        size_t known = 0, k2;
+
+        is_int(parse_known(p, v2, &known, &b), PARSE_OK, "known: first version");
+        ok(b.n == 1 && known > 0 && known < strlen(v2), "known: its row, and the end of its last row reported");
+        k2 = known;
+        row_batch_clear(&b);
+        is_int(parse_known(p, v2, &known, &b), PARSE_OK, "known: the same bytes again");
+        is_int((long long)b.n, 0, "known: nothing emitted again");
+        known = common(v2, v3) < k2 ? common(v2, v3) : k2;
+        is_int(parse_known(p, v3, &known, &b), PARSE_OK, "known: the row rewritten in place");
+        ok(b.n == 1 && b.rows[0].output == 9, "known: the rewritten row is emitted with its new usage");
+        /* a row appended after it: only the new one */
+        xsnprintf(v4, sizeof(v4), "%.*s,{\"ts\":6,\"type\":\"say\",\"say\":\"deleted_api_reqs\","
+                  "\"text\":\"{\\\"tokensIn\\\":3}\"}]", (int)strlen(v3) - 1, v3);
+        row_batch_clear(&b);
+        k2 = known;
+        known = common(v3, v4) < k2 ? common(v3, v4) : k2;
+        is_int(parse_known(p, v4, &known, &b), PARSE_OK, "known: a row appended");
+        ok(b.n == 1 && b.rows[0].time_ms == 6, "known: only the appended row is emitted");
+        row_batch_free(&b);
+}
+
 static void test_torn(void)
 {
         const char *p = "/h/.cline/data/tasks/42/ui_messages.json";
@@ -219,6 +268,7 @@ int main(void)
         test_discover();
         test_fixture();
         test_rewrite();
+        test_known();
         test_torn();
         return tap_done();
 }
