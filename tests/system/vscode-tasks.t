@@ -73,6 +73,23 @@ is "$(sums)" "[1,900,1,5000,64]" "live: the provisional row (tokensOut 1)"
 row '{"request":"go","tokensIn":900,"tokensOut":250,"cacheWrites":64,"cacheReads":5000,"cost":0.0082}'
 wait_until 8 holds '[ "$(sums)" = "[1,900,250,5000,64]" ]'
 is "$(sums)" "[1,900,250,5000,64]" "live: the final usage replaces it: one call, tokensOut 250"
+# a resume appends to the same task: a new row, saved 30 times while it streams
+R1='{"request":"go","tokensIn":900,"tokensOut":250,"cacheWrites":64,"cacheReads":5000,"cost":0.0082}'
+for i in $(seq 30); do
+	jq -nc --arg a "$R1" --arg i "$i" '[{ts:1800000000000,type:"say",say:"task",text:"go"},
+		{ts:1800000000100,type:"say",say:"api_req_started",text:$a,modelInfo:{providerId:"anthropic",modelId:"claude-sonnet-4-5-20250929"}},
+		{ts:1800000000200,type:"ask",ask:"resume_task",text:""},
+		{ts:1800000000300,type:"say",say:"api_req_started",
+		 text:(if ($i|tonumber) < 30 then "{\"request\":\"[TASK RESUMPTION]\"}" else "{\"request\":\"[TASK RESUMPTION]\",\"tokensIn\":12000,\"tokensOut\":40,\"cacheWrites\":0,\"cacheReads\":3000,\"cost\":0}" end),
+		 modelInfo:{providerId:"openai",modelId:"fake-gpt"}},
+		{ts:1800000000400,type:"say",say:"text",text:("partial " + $i),partial:true}]' >"$TD/ui_messages.json.tmp.$i.x.json"
+	mv "$TD/ui_messages.json.tmp.$i.x.json" "$TD/ui_messages.json"
+done
+wait_until 8 holds '[ "$(sums)" = "[2,9900,290,8000,64]" ]'
+is "$(sums)" "[2,9900,290,8000,64]" "live: the resumed call once (openai: 12,000 minus its 3,000 cached), after 30 saves"
+rm -rf "$TD"
+sleep 0.5
+is "$(sums)" "[2,9900,290,8000,64]" "live: a task deleted after being counted keeps its calls"
 like "$("$C" status 2>/dev/null)" "Roo Code (roo)" "status lists Roo Code"
 stop_daemon
 done_testing
