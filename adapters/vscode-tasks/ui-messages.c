@@ -13,9 +13,10 @@
  * tokensIn depends on the provider that wrote the row (modelInfo.providerId,
  * else task_metadata.json's model_usage): `openai` (OpenAI Compatible)
  * writes prompt_tokens, cached tokens included; anthropic and
- * openai-native write the uncached part. Roo Code and Kilo Code write the
- * wire protocol in the row (apiProtocol "openai" / "anthropic") with the
- * same meaning. say:"deleted_api_reqs" rows hold the summed metrics of
+ * openai-native write the uncached part. Roo Code and Kilo Code (forks)
+ * write the whole prompt whatever the protocol (their cost.ts: tokensIn is
+ * totalInputTokens, input plus cache writes plus cache reads): input is
+ * tokensIn less both. say:"deleted_api_reqs" rows hold the summed metrics of
  * rows the extension removed when it truncated the context: one row each. */
 #include <errno.h>
 #include <json-c/json.h>
@@ -33,7 +34,6 @@
 
 struct vt_usage {
         struct jscan_num in, out, cache_read, cache_write, cost;
-        struct jscan_span protocol;
         bool cancelled;
 };
 
@@ -51,8 +51,6 @@ static bool usage_key(struct jscan *s, const struct jscan_span *k, void *u, int 
                 return jscan_read_num(s, &m->cache_write, depth);
         if (JSCAN_KEY_IS(k, "cost"))
                 return jscan_read_num(s, &m->cost, depth);
-        if (JSCAN_KEY_IS(k, "apiProtocol"))
-                return jscan_read_str(s, &m->protocol, depth);
         if (JSCAN_KEY_IS(k, "cancelReason")) {
                 struct jscan_span r = { 0 };
                 if (!jscan_read_str(s, &r, depth))
@@ -160,6 +158,7 @@ struct vt_scan {
         const struct source_ctx *ctx;
         struct row_batch *out;
         const char *tool;
+        bool total_in; /* tokensIn is the whole prompt (Roo Code, Kilo Code) */
         char task[ROW_SESSION_MAX];
         char dir[PATH_MAX];
         struct vt_meta *meta;
@@ -191,10 +190,8 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 /* Whether a provider's tokensIn counts cached tokens too (OpenAI
  * Compatible writes prompt_tokens as the server sent it). */
-static bool in_includes_cached(const char *provider, const struct jscan_span *protocol)
+static bool in_includes_cached(const char *provider)
 {
-        if (protocol->p)
-                return jscan_span_eq(protocol, "openai");
         return strcmp(provider, "openai") == 0;
 }
 
@@ -234,8 +231,13 @@ static int emit(struct vt_scan *d, const struct vt_row *r, const struct vt_usage
                 }
         }
         uncached = in;
-        if (in != UINT64_MAX && in_includes_cached(provider, &u->protocol))
+        if (in != UINT64_MAX && d->total_in) {
+                /* Roo Code and Kilo Code: the whole prompt, cache reads and writes included */
                 uncached = in > cr ? in - cr : 0;
+                uncached = uncached > cw ? uncached - cw : 0;
+        } else if (in != UINT64_MAX && in_includes_cached(provider)) {
+                uncached = in > cr ? in - cr : 0;
+        }
 
         x = row_batch_push(d->out, &row);
         if (x < 0)
@@ -352,6 +354,7 @@ int vt_parse_document(const struct source_ctx *ctx, struct parse_state *ps, cons
         if (!meta)
                 return -ENOMEM;
         d.tool = ctx && ctx->adapter ? ctx->adapter->id : "cline";
+        d.total_in = strcmp(d.tool, "cline") != 0;
         d.last_ts = ctx ? (int64_t)ctx->st.st_mtim.tv_sec * 1000 + ctx->st.st_mtim.tv_nsec / 1000000 : 0;
         if (!where(ctx, &d)) {
                 free(meta);

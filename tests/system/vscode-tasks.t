@@ -31,16 +31,35 @@ if [ -d "$RG/data/tasks" ]; then
 	once >/dev/null
 	is "$(sums)" "$want" "realgen under ~/.vscode-server (Remote-SSH): the same"
 	fresh
+	# the same calls as Roo Code and Kilo Code write them: tokensIn the whole
+	# prompt, cache reads and writes included, whatever the provider
+	roo_way() { # roo_way DIR: rewrites every task's rows in place
+		python3 - "$1" <<'PY'
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/*/ui_messages.json"):
+    rows = json.load(open(f))
+    for r in rows:
+        if r.get("say") != "api_req_started":
+            continue
+        t = json.loads(r["text"])
+        if "tokensIn" in t and (r.get("modelInfo") or {}).get("providerId") != "openai":
+            t["tokensIn"] += t.get("cacheReads", 0) + t.get("cacheWrites", 0)
+        r["text"] = json.dumps(t)
+    json.dump(rows, open(f, "w"))
+PY
+	}
 	mkdir -p "$HOME/.config/Code/$EXT/rooveterinaryinc.roo-cline"
 	cp -r "$RG/data/tasks" "$HOME/.config/Code/$EXT/rooveterinaryinc.roo-cline/tasks"
+	chmod -R u+w "$HOME/.config"; roo_way "$HOME/.config/Code/$EXT/rooveterinaryinc.roo-cline/tasks"
 	once >/dev/null
-	is "$(sums)" "$want" "realgen under Roo Code's storage: the same"
+	is "$(sums)" "$want" "realgen written Roo Code's way, under its storage: the same"
 	is "$(events_of roo),$(events_of cline)" "9,0" "under Roo Code's storage: harness roo"
 	fresh
 	mkdir -p "$HOME/.cursor-server/data/$EXT/kilocode.kilo-code"
 	cp -r "$RG/data/tasks" "$HOME/.cursor-server/data/$EXT/kilocode.kilo-code/tasks"
+	chmod -R u+w "$HOME/.cursor-server"; roo_way "$HOME/.cursor-server/data/$EXT/kilocode.kilo-code/tasks"
 	once >/dev/null
-	is "$(sums)" "$want" "realgen under Kilo Code's storage (a Cursor server): the same"
+	is "$(sums)" "$want" "realgen written Kilo Code's way, under its storage (a Cursor server): the same"
 	is "$(events_of kilo),$(events_of cline)" "9,0" "under Kilo Code's storage: harness kilo"
 	rm -rf "$HOME/.cursor-server"; fresh
 else

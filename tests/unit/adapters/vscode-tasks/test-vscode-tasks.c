@@ -210,6 +210,9 @@ static void test_rewrite(void)
         ok(r3.n == 1 && !strcmp(r3.rows[0].tool, "roo") && b3.n == 1 &&
                    memcmp(&r3.rows[0].key, &b3.rows[0].key, sizeof(struct row_key)) != 0,
            "the same task under Roo Code is Roo's row, with a key of its own");
+        ok(r3.n == 1 && r3.rows[0].input == 3 && r3.rows[0].cache_read == 4 && r3.rows[0].cache_write == 3,
+           "roo: tokensIn is the whole prompt (10 less 4 read, 3 written: input 3)");
+        ok(b3.n == 1 && b3.rows[0].input == 10, "cline anthropic: tokensIn 10 is the uncached part");
         row_batch_free(&b1);
         row_batch_free(&b2);
         row_batch_free(&b3);
