@@ -23,6 +23,9 @@ static const struct {
         { ".cursor-server/data", "cursor-server" },
         { ".windsurf-server/data", "windsurf-server" },
         { ".local/share/code-server", "code-server" },
+        /* Flatpak: ~/.var/app/<app id>/config/<Editor> */
+        { ".var/app/com.visualstudio.code/config/Code", "Code (Flatpak)" },
+        { ".var/app/com.vscodium.codium/config/VSCodium", "VSCodium (Flatpak)" },
 };
 
 static int add_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,

@@ -124,6 +124,11 @@ static void test_discover(void)
                 ssh |= !strcmp(l.v[i].path,
                                "/h/.vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline/tasks");
         ok(ssh, "roo: the Remote-SSH server's storage");
+        ssh = false;
+        for (size_t i = 0; i < l.n; i++)
+                ssh |= !strcmp(l.v[i].path, "/h/.var/app/com.visualstudio.code/config/Code/User/globalStorage/"
+                                            "rooveterinaryinc.roo-cline/tasks");
+        ok(ssh, "roo: the Flatpak VS Code's storage");
         root_list_free(&l);
         l = (struct root_list){ 0 };
         ssh = false;
