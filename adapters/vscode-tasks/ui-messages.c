@@ -152,6 +152,67 @@ static int meta_at(const struct vt_meta *m, int64_t ts)
         return best;
 }
 
+/* ---- state/taskHistory.json: the task's working directory (the project) ------- */
+
+#define VT_HISTORY_MAX (32u << 20)
+
+struct vt_hist {
+        const char *task;
+        struct jscan_span id, cwd;
+        bool found;
+        char *out;
+        size_t cap;
+};
+
+static bool hist_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
+{
+        struct vt_hist *h = u;
+
+        if (JSCAN_KEY_IS(k, "id"))
+                return jscan_read_str(s, &h->id, depth);
+        if (JSCAN_KEY_IS(k, "cwdOnTaskInitialization"))
+                return jscan_read_str(s, &h->cwd, depth);
+        return jscan_skip(s, depth);
+}
+
+static bool hist_elem(struct jscan *s, void *u, int depth)
+{
+        struct vt_hist *h = u;
+
+        if (h->found || !jscan_at(s, '{'))
+                return jscan_skip(s, depth);
+        h->id = h->cwd = (struct jscan_span){ NULL, 0 };
+        if (!jscan_object(s, hist_key, h, depth + 1))
+                return false;
+        if (h->cwd.p && jscan_span_eq(&h->id, h->task)) {
+                jscan_span_set(h->out, h->cap, &h->cwd);
+                h->found = h->out[0] != 0;
+        }
+        return true;
+}
+
+/* The cwd the extension recorded for the task in <tasks>/../state/taskHistory.json
+ * (Cline CLI 2.x and the extension core 3.x keep it there), into out; "" when
+ * there is none. */
+static void history_cwd(const char *task_dir, const char *task, char *out, size_t cap)
+{
+        char path[PATH_MAX], *text = NULL;
+        size_t len;
+        struct vt_hist h = { .task = task, .out = out, .cap = cap };
+        struct jscan s;
+        int w;
+
+        out[0] = 0;
+        w = snprintf(path, sizeof(path), "%s/../../state/taskHistory.json", task_dir);
+        if (w < 0 || (size_t)w >= sizeof(path) || adapt_read_file(path, VT_HISTORY_MAX, &text, &len) < 0)
+                return;
+        s = (struct jscan){ text, text + len };
+        jscan_ws(&s);
+        if (jscan_at(&s, '[') && !jscan_array(&s, hist_elem, &h, 0) && !h.found)
+                out[0] = 0;
+        free(text);
+}
+
 /* ---- the document ------------------------------------------------------------ */
 
 struct vt_scan {
@@ -162,6 +223,7 @@ struct vt_scan {
         char task[ROW_SESSION_MAX];
         char dir[PATH_MAX];
         struct vt_meta *meta;
+        const char *project;
         const char *doc;
         size_t known;    /* rows ending within this prefix were read in a version before */
         size_t last_end; /* the end of the last complete row */
@@ -255,6 +317,7 @@ static int emit(struct vt_scan *d, const struct vt_row *r, const struct vt_usage
         row->source_hash = d->ctx ? d->ctx->source_hash : 0;
         ROW_SET(row->tool, d->tool);
         row_set_str(row->session, sizeof(row->session), d->task, strlen(d->task));
+        row_set_str(row->project, sizeof(row->project), d->project, strlen(d->project));
         memcpy(row->provider, provider, sizeof(row->provider)); /* same sizes, NUL-terminated */
         memcpy(row->model, model, sizeof(row->model));
 
@@ -348,6 +411,7 @@ int vt_parse_document(const struct source_ctx *ctx, struct parse_state *ps, cons
         struct vt_meta *meta = calloc(1, sizeof(*meta));
         struct vt_scan d = { .ctx = ctx, .out = out, .meta = meta, .doc = doc, .known = *io_known };
         struct jscan s = { doc, doc + len };
+        char project[ROW_PROJECT_MAX];
         size_t n0 = out->n;
         bool ok;
 
@@ -360,6 +424,13 @@ int vt_parse_document(const struct source_ctx *ctx, struct parse_state *ps, cons
                 free(meta);
                 return PARSE_NOT_SOURCE;
         }
+        /* the project, once found, is kept in the state: read the history
+         * until the task is in it */
+        if (!ps->project[0])
+                history_cwd(d.dir, d.task, project, sizeof(project));
+        else
+                memcpy(project, ps->project, sizeof(project));
+        d.project = project;
         jscan_ws(&s);
         if (s.p == s.end) {
                 free(meta);
@@ -387,10 +458,12 @@ int vt_parse_document(const struct source_ctx *ctx, struct parse_state *ps, cons
                 return PARSE_MALFORMED;
         }
         row_set_str(ps->session, sizeof(ps->session), d.task, strlen(d.task));
+        memcpy(ps->project, project, sizeof(ps->project));
         ps->priv_len = 0;
         /* A row rewritten in place changes its bytes, so the prefix the
          * next version shares with this one ends before it: the rows
          * wholly inside that prefix need not be emitted again. */
-        *io_known = d.last_end;
+        *io_known = project[0] ? d.last_end : 0; /* until the project is known, every row again:
+                                                    * the upsert fills it in */
         return PARSE_OK;
 }

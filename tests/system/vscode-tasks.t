@@ -23,6 +23,8 @@ if [ -d "$RG/data/tasks" ]; then
 	once >/dev/null; is "$?" 0 "realgen: --once exits 0"
 	is "$(sums)" "$want" "realgen as ~/.cline: the figures Cline wrote"
 	is "$(events_of cline),$(events_of roo)" "9,0" "realgen as ~/.cline: harness cline"
+	is "$("$C" report project --json 2>/dev/null | jq -c '[.rows[] | [(.key | sub(".*/"; "")), .events]] | sort')" \
+		'[["alpha",6],["beta",3]]' "realgen: projects from state/taskHistory.json's cwdOnTaskInitialization"
 	out=$(once 2>&1)
 	is "$(sums)" "$want" "realgen: a second run adds nothing"
 	fresh

@@ -183,6 +183,8 @@ static void test_fixture(void)
                    "row %zu: session is the task id, harness cline, upserted", i);
         }
         ok(in == 1600 && out == 187 && cr == 2250 && cw == 64, "fixture totals 1600/187/2250/64");
+        ok(b.n && !strcmp(b.rows[0].project, "/home/u/work/alpha"),
+           "the project is the task's cwdOnTaskInitialization in state/taskHistory.json");
         row_batch_free(&b);
         free(doc);
 }
@@ -226,12 +228,22 @@ static void test_rewrite(void)
 
 static void test_known(void)
 {
-        const char *p = "/h/.cline/data/tasks/42/ui_messages.json";
+        char p[PATH_MAX];
         const char *v2 = ROW_V("{\\\"tokensIn\\\":10,\\\"tokensOut\\\":1}");
         const char *v3 = ROW_V("{\\\"tokensIn\\\":10,\\\"tokensOut\\\":9}");
         char v4[1024];
         struct row_batch b = { 0 };
         size_t known = 0, k2;
+
+        /* the fixture task's id: its history names the project, so the
+         * prefix read is remembered */
+        xsnprintf(p, sizeof(p), "%s/1700000000000/ui_messages.json", fixdir);
+        row_batch_clear(&b);
+        is_int(parse_known("/h/.cline/data/tasks/42/ui_messages.json", v2, &known, &b), PARSE_OK,
+               "known: a task the history does not list");
+        ok(b.n == 1 && known == 0, "known: nothing remembered until its project is known (the upsert fills it in)");
+        row_batch_clear(&b);
+        known = 0;
 
         is_int(parse_known(p, v2, &known, &b), PARSE_OK, "known: first version");
         ok(b.n == 1 && known > 0 && known < strlen(v2), "known: its row, and the end of its last row reported");
