@@ -26,7 +26,8 @@
         X(crush)             \
         X(goose)             \
         X(amp)               \
-        X(kimi)
+        X(kimi)              \
+        X(roo)
 
 #define REGISTRY_COUNT_ONE_(name) +1
 /* How many adapters there are: a constant, for arrays indexed by adapter. */

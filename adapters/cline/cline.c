@@ -1,5 +1,6 @@
-/* Cline CLI 3.x (npm `cline`, the SDK rewrite; not the VS Code extension's
- * tasks/ layout): where its sessions are and which files count. The usage
+/* Cline CLI 3.x (npm `cline`, the SDK rewrite) and, since issue 46, the
+ * extension core's tasks/ layout (Cline CLI 2.x and the VS Code extension:
+ * vscode-tasks/): where its sessions are and which files count. The usage
  * is in <sessions>/<id>/<id>.messages.json (and a sub-agent's or team
  * task's <id>/<stem>.messages.json beside it), documents its hub rewrites
  * whole: cline/doc.c. The manifest, sessions.db and the hub's event log
@@ -11,6 +12,7 @@
 #include "adapt-util.h"
 #include "adapter.h"
 #include "cline/cline.h"
+#include "vscode-tasks/tasks.h"
 
 extern const struct adapter adapter_cline; /* defined at the end of this file */
 
@@ -39,7 +41,7 @@ static const char *trimmed(const char *v, char *buf, size_t cap)
  * $CLINE_DATA_DIR, else $CLINE_DIR/data, else ~/.cline/data. One directory:
  * Cline reads no other. A relative value is taken against HOME (Cline
  * would take its working directory, unknown here). */
-static int cline_discover(const struct discover_env *env, struct root_list *out)
+static int sessions_discover(const struct discover_env *env, struct root_list *out)
 {
         const struct {
                 const char *var, *value, *suffix;
@@ -76,6 +78,57 @@ static int cline_discover(const struct discover_env *env, struct root_list *out)
         return w < 0 ? w : 0;
 }
 
+/* The extension core's tasks (vscode-tasks/): Cline CLI 2.x's
+ * $CLINE_DIR/data/tasks, else ~/.cline/data/tasks, and the VS Code
+ * extension's in every editor data dir. One adapter reads both layouts:
+ * classify and parse_document tell them apart by the file's name
+ * (<id>.messages.json, ui_messages.json). */
+static int tasks_discover(const struct discover_env *env, struct root_list *out)
+{
+        const char *home = discover_env_get(env, "HOME");
+        char value[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
+        const char *v = trimmed(discover_env_get(env, "CLINE_DIR"), value, sizeof(value));
+        int w;
+
+        if (home && home[0] != '/')
+                home = NULL;
+        if (v) {
+                if (adapt_resolve_path(v, home, home, dir, sizeof(dir)) == 0) {
+                        w = snprintf(path, sizeof(path), "%s/data/tasks", strcmp(dir, "/") ? dir : "");
+                        if (w > 0 && (size_t)w < sizeof(path)) {
+                                w = adapt_add_root(out, &adapter_cline, path, "tasks", ROOT_ENV, "CLINE_DIR",
+                                                   NULL, 1);
+                                if (w < 0)
+                                        return w;
+                        }
+                }
+        } else if (home) {
+                w = snprintf(path, sizeof(path), "%s/.cline/data/tasks", strcmp(home, "/") ? home : "");
+                if (w > 0 && (size_t)w < sizeof(path)) {
+                        w = adapt_add_root(out, &adapter_cline, path, "tasks", ROOT_DEFAULT, NULL, NULL, 1);
+                        if (w < 0)
+                                return w;
+                }
+        }
+        return vt_add_editor_roots(env, &adapter_cline, "saoudrizwan.claude-dev", out);
+}
+
+static int cline_discover(const struct discover_env *env, struct root_list *out)
+{
+        int r = sessions_discover(env, out);
+
+        return r < 0 ? r : tasks_discover(env, out);
+}
+
+/* Either layout's document, by its name. */
+static int cline_parse_any(const struct source_ctx *ctx, struct parse_state *ps, const char *doc, size_t len,
+                           size_t *io_known, struct row_batch *out)
+{
+        if (ctx && ctx->path && vt_is_doc(ctx->path))
+                return vt_parse_document(ctx, ps, doc, len, io_known, out);
+        return cline_parse_document(ctx, ps, doc, len, io_known, out);
+}
+
 /* <id>/ directories, and in them the *.messages.json documents; not the
  * manifest <id>.json, the transcript log, hooks, compaction state or
  * anything else. */
@@ -86,7 +139,7 @@ static enum classify_result cline_classify(const char *relpath, const char *name
                 return depth <= 1 ? CLASS_DESCEND : CLASS_IGNORE;
         if (depth == 2 && adapt_ends_with(name, ".messages.json"))
                 return CLASS_DOCUMENT;
-        return CLASS_IGNORE;
+        return vt_classify(relpath, name, depth, is_dir); /* <taskId>/ui_messages.json */
 }
 
 static const char *const cline_env[] = {
@@ -111,6 +164,6 @@ const struct adapter adapter_cline = {
         .free_config = NULL,
         .classify = cline_classify,
         .source_of = NULL,
-        .parse_document = cline_parse_document,
+        .parse_document = cline_parse_any,
         .collect_rows = NULL,
 };
