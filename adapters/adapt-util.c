@@ -245,6 +245,23 @@ json_object *adapt_get_type(json_object *obj, const char *key, int type)
         return v;
 }
 
+uint64_t adapt_get_count(json_object *obj, const char *key)
+{
+        json_object *v;
+
+        if (!obj || !json_object_object_get_ex(obj, key, &v))
+                return 0;
+        if (json_object_is_type(v, json_type_int)) {
+                int64_t n = json_object_get_int64(v);
+                return n > 0 ? (uint64_t)n : 0;
+        }
+        if (json_object_is_type(v, json_type_double)) {
+                double d = json_object_get_double(v);
+                return d >= 1 && d < 9.2e18 ? (uint64_t)d : 0;
+        }
+        return 0;
+}
+
 /* ---- tool-call blocks of a content array --------------------------------- */
 
 struct calls_scan {

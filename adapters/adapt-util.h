@@ -53,6 +53,15 @@ int adapt_read_json(const char *path, size_t max, struct json_object **ret);
 const char *adapt_get_str(struct json_object *obj, const char *key, size_t *ret_len);
 /* A member of the given type (a json_type), else NULL; obj may be NULL. */
 struct json_object *adapt_get_type(struct json_object *obj, const char *key, int type);
+/* A token count as a file writes it: a positive integer, or an integral
+ * number under 2^63; else (absent, negative, text, fractions below 1) 0.
+ * The daemon refuses rows past its own bounds. */
+uint64_t adapt_get_count(struct json_object *obj, const char *key);
+/* a + b, UINT64_MAX when that overflows */
+static inline uint64_t adapt_sat_add(uint64_t a, uint64_t b)
+{
+        return a + b < a ? UINT64_MAX : a + b;
+}
 
 /* A tool-call block of a message's content array, as pi ("toolCall") and
  * Claude Code ("tool_use") write them: {"type", "id", "name", "namespace"}. */

@@ -73,29 +73,6 @@ static enum classify_result amp_classify(const char *relpath, const char *name, 
         return CLASS_IGNORE;
 }
 
-/* A count as written: a non-negative integer (or an integral number), else 0. */
-static uint64_t count_of(struct json_object *o, const char *key)
-{
-        struct json_object *v;
-
-        if (!o || !json_object_object_get_ex(o, key, &v))
-                return 0;
-        if (json_object_is_type(v, json_type_int)) {
-                int64_t n = json_object_get_int64(v);
-                return n > 0 ? (uint64_t)n : 0;
-        }
-        if (json_object_is_type(v, json_type_double)) {
-                double d = json_object_get_double(v);
-                return d >= 1 && d < 9.2e18 ? (uint64_t)d : 0;
-        }
-        return 0;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-        return a + b < a ? UINT64_MAX : a + b;
-}
-
 struct thread {
         const struct source_ctx *ctx;
         char id[ROW_SESSION_MAX];
@@ -134,7 +111,7 @@ static int emit(const struct thread *t, const struct call *c)
         row->output = c->output;
         row->cache_read = c->cache_read;
         row->cache_write = c->cache_write;
-        row->total = sat_add(sat_add(c->input, c->output), sat_add(c->cache_read, c->cache_write));
+        row->total = adapt_sat_add(adapt_sat_add(c->input, c->output), adapt_sat_add(c->cache_read, c->cache_write));
         row->cost_source = COST_NONE;
         row->source_hash = t->ctx ? t->ctx->source_hash : 0;
         ROW_SET(row->tool, "amp");
@@ -212,9 +189,9 @@ static int read_messages(const struct thread *t, struct json_object *messages, s
                 struct call c = {
                         .key_id = id, .model = adapt_get_str(u, "model", NULL),
                         .when = adapt_get_str(u, "timestamp", NULL), .position = pos,
-                        .input = count_of(u, "inputTokens"), .output = count_of(u, "outputTokens"),
-                        .cache_read = count_of(u, "cacheReadInputTokens"),
-                        .cache_write = count_of(u, "cacheCreationInputTokens"),
+                        .input = adapt_get_count(u, "inputTokens"), .output = adapt_get_count(u, "outputTokens"),
+                        .cache_read = adapt_get_count(u, "cacheReadInputTokens"),
+                        .cache_write = adapt_get_count(u, "cacheCreationInputTokens"),
                 };
                 /* its ledger event, in an older thread: the same inference */
                 struct json_object *e = event_for(events, id), *tok = NULL;
@@ -224,8 +201,8 @@ static int read_messages(const struct thread *t, struct json_object *messages, s
                                 c.model = adapt_get_str(e, "model", NULL);
                         if (!c.when)
                                 c.when = adapt_get_str(e, "timestamp", NULL);
-                        c.input = max64(c.input, count_of(tok, "input"));
-                        c.output = max64(c.output, count_of(tok, "output"));
+                        c.input = max64(c.input, adapt_get_count(tok, "input"));
+                        c.output = max64(c.output, adapt_get_count(tok, "output"));
                 }
                 r = emit(t, &c);
         }
@@ -280,9 +257,9 @@ static int read_ledger(const struct thread *t, struct json_object *events, struc
                 struct call c = {
                         .key_id = id, .model = adapt_get_str(e, "model", NULL),
                         .when = adapt_get_str(e, "timestamp", NULL), .position = pos,
-                        .input = count_of(tok, "input"), .output = count_of(tok, "output"),
-                        .cache_read = count_of(tok, "cacheReadInputTokens"),
-                        .cache_write = count_of(tok, "cacheCreationInputTokens"),
+                        .input = adapt_get_count(tok, "input"), .output = adapt_get_count(tok, "output"),
+                        .cache_read = adapt_get_count(tok, "cacheReadInputTokens"),
+                        .cache_write = adapt_get_count(tok, "cacheCreationInputTokens"),
                 };
                 r = emit(t, &c);
         }

@@ -109,28 +109,6 @@ static void dir_up(const char *path, int n, char *ret, size_t cap)
         row_set_str(ret, cap, start, (size_t)(end - start));
 }
 
-static uint64_t count_of(struct json_object *o, const char *key)
-{
-        struct json_object *v;
-
-        if (!o || !json_object_object_get_ex(o, key, &v))
-                return 0;
-        if (json_object_is_type(v, json_type_int)) {
-                int64_t n = json_object_get_int64(v);
-                return n > 0 ? (uint64_t)n : 0;
-        }
-        if (json_object_is_type(v, json_type_double)) {
-                double d = json_object_get_double(v);
-                return d >= 1 && d < 9.2e18 ? (uint64_t)d : 0;
-        }
-        return 0;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-        return a + b < a ? UINT64_MAX : a + b;
-}
-
 struct call {
         uint64_t input, output, cache_read, cache_write;
         int64_t time_ms;
@@ -153,7 +131,7 @@ static int emit(const struct source_ctx *ctx, struct parse_state *ps, const stru
         row->output = c->output;
         row->cache_read = c->cache_read;
         row->cache_write = c->cache_write;
-        row->total = sat_add(sat_add(c->input, c->output), sat_add(c->cache_read, c->cache_write));
+        row->total = adapt_sat_add(adapt_sat_add(c->input, c->output), adapt_sat_add(c->cache_read, c->cache_write));
         row->cost_source = COST_NONE;
         row->source_hash = ctx ? ctx->source_hash : 0;
         ROW_SET(row->tool, "kimi");
@@ -194,8 +172,8 @@ static int code_record(const struct source_ctx *ctx, struct parse_state *ps, str
                 return PARSE_OK; /* step.end repeats a record: never counted; the rest carry no usage */
         const char *alias = adapt_get_str(o, "model", NULL), *scope = adapt_get_str(o, "usageScope", NULL);
         struct call c = {
-                .input = count_of(u, "inputOther"), .output = count_of(u, "output"),
-                .cache_read = count_of(u, "inputCacheRead"), .cache_write = count_of(u, "inputCacheCreation"),
+                .input = adapt_get_count(u, "inputOther"), .output = adapt_get_count(u, "output"),
+                .cache_read = adapt_get_count(u, "inputCacheRead"), .cache_write = adapt_get_count(u, "inputCacheCreation"),
                 .time_ms = json_object_object_get_ex(o, "time", &t) && json_object_is_type(t, json_type_int)
                                    ? json_object_get_int64(t) : ps->last_time_ms,
                 .model = ps->model[0] ? ps->model : (alias && !symbolic(alias) ? alias : NULL),
@@ -233,8 +211,8 @@ static int cli_record(const struct source_ctx *ctx, struct parse_state *ps, stru
                 return PARSE_OK;
         double sec = json_object_object_get_ex(o, "timestamp", &ts) ? json_object_get_double(ts) : 0;
         struct call c = {
-                .input = count_of(u, "input_other"), .output = count_of(u, "output"),
-                .cache_read = count_of(u, "input_cache_read"), .cache_write = count_of(u, "input_cache_creation"),
+                .input = adapt_get_count(u, "input_other"), .output = adapt_get_count(u, "output"),
+                .cache_read = adapt_get_count(u, "input_cache_read"), .cache_write = adapt_get_count(u, "input_cache_creation"),
                 .time_ms = isfinite(sec) && sec > 0 && sec < 9.2e15 ? (int64_t)llround(sec * 1000) : ps->last_time_ms,
         };
         if (!c.input && !c.output && !c.cache_read && !c.cache_write)

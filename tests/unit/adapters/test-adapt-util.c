@@ -153,6 +153,23 @@ static void test_paths(void)
         is_str(buf, "/ab", "dirname cut to the buffer");
 }
 
+static void test_count(void)
+{
+        struct json_object *o = json_tokener_parse(
+                "{\"i\":12,\"neg\":-3,\"d\":7.9,\"frac\":0.5,\"s\":\"5\",\"max\":9223372036854775807,\"huge\":1e300}");
+
+        is_int((int)adapt_get_count(o, "i"), 12, "a count: an integer");
+        is_int((int)adapt_get_count(o, "neg"), 0, "a negative count is 0");
+        is_int((int)adapt_get_count(o, "d"), 7, "an integral number: its whole part");
+        is_int((int)adapt_get_count(o, "frac"), 0, "a fraction below 1 is 0");
+        is_int((int)adapt_get_count(o, "s"), 0, "text is not a count");
+        is_int((int)adapt_get_count(o, "absent"), 0, "absent is 0");
+        ok(adapt_get_count(o, "max") == 9223372036854775807ULL, "2^63-1 as written (the ledger's bounds refuse it)");
+        is_int((int)adapt_get_count(o, "huge"), 0, "a number past 2^63 is 0, not a wrapped count");
+        ok(adapt_sat_add(UINT64_MAX - 1, 5) == UINT64_MAX, "a sum saturates");
+        json_object_put(o);
+}
+
 int main(void)
 {
         char dir[256], cmd[300];
@@ -163,6 +180,7 @@ int main(void)
         test_read_file(dir);
         test_json_str();
         test_paths();
+        test_count();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         (void)!system(cmd);
         return tap_done();
