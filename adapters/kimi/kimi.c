@@ -40,11 +40,12 @@
 
 extern const struct adapter adapter_kimi; /* defined at the end of this file */
 
-static int add_root(const struct discover_env *env, struct root_list *out, const char *var, const char *dflt,
-                    uint8_t levels)
+/* var names the variable (read by the caller: every read names its
+ * variable where it is read), dir_env its value or NULL */
+static int add_root(const struct discover_env *env, struct root_list *out, const char *var, const char *dir_env,
+                    const char *dflt, uint8_t levels)
 {
         const char *home = discover_env_get(env, "HOME");
-        const char *dir_env = discover_env_get(env, var);
         char base[PATH_MAX], path[PATH_MAX];
         bool moved = false;
         int r;
@@ -65,8 +66,8 @@ static int add_root(const struct discover_env *env, struct root_list *out, const
 
 static int kimi_discover(const struct discover_env *env, struct root_list *out)
 {
-        int r = add_root(env, out, "KIMI_CODE_HOME", ".kimi-code", 4);
-        int r2 = add_root(env, out, "KIMI_SHARE_DIR", ".kimi", 2);
+        int r = add_root(env, out, "KIMI_CODE_HOME", discover_env_get(env, "KIMI_CODE_HOME"), ".kimi-code", 4);
+        int r2 = add_root(env, out, "KIMI_SHARE_DIR", discover_env_get(env, "KIMI_SHARE_DIR"), ".kimi", 2);
         return r < 0 ? r : r2;
 }
 
