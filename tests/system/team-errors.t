@@ -114,13 +114,18 @@ is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily -
 	"everything metered before the team was configured is on the server"
 
 # ---- a batch the server holds too long: the query timeout ----
-psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(3)" \
+# (held until the timeout has been seen, however slow the run: a fixed 3 s
+# could end before a loaded ASan daemon's batch reached the server)
+psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(120)" \
 	>/dev/null 2>&1 &
 LPID=$!
 conf "url = host=$PGD dbname=team user=carol password=right-horse" "machine = gamma" "query_timeout = 1"
 reload
 python3 "$T/pi_call.py" call "$PI" --cost 0.01 --model model-a
 err_is "a batch held by a lock" retrying "statement timeout"
+psql -X -q -h "$PGD" -U postgres -d team -c \
+	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()" \
+	>/dev/null 2>&1
 wait "$LPID" 2>/dev/null
 reload
 check "the lock gone: the batch goes through" wait_until 30 holds 'drained C'
