@@ -1,6 +1,8 @@
 /* The small shared pieces of the adapter interface: capability and reason
  * names, the root list, the per-source parse-state encoding, env access. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,13 +86,60 @@ int root_list_push(struct root_list *l, struct root **ret_root)
         return 0;
 }
 
+/* Room for one more element of size sz in *v (n used, *cap allocated). */
+static int grow(void **v, size_t n, size_t *cap, size_t sz)
+{
+        if (n < *cap)
+                return 0;
+        size_t c = *cap ? *cap * 2 : 4;
+        void *p = reallocarray(*v, c, sz);
+        if (!p)
+                return -ENOMEM;
+        *v = p;
+        *cap = c;
+        return 0;
+}
+
+bool root_list_has_file(const struct root_list *l, const char *path)
+{
+        for (size_t i = 0; i < l->n_files; i++)
+                if (strcmp(l->files[i].path, path) == 0)
+                        return true;
+        return false;
+}
+
+int root_list_add_file(struct root_list *l, const char *path)
+{
+        if (root_list_has_file(l, path))
+                return 0;
+        if (grow((void **)&l->files, l->n_files, &l->cap_files, sizeof(*l->files)) < 0)
+                return -ENOMEM;
+        snprintf(l->files[l->n_files++].path, sizeof(l->files[0].path), "%s", path);
+        return 0;
+}
+
+int root_list_note(struct root_list *l, const struct adapter *adapter, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (grow((void **)&l->notes, l->n_notes, &l->cap_notes, sizeof(*l->notes)) < 0)
+                return -ENOMEM;
+        l->notes[l->n_notes].adapter = adapter;
+        va_start(ap, fmt);
+        vsnprintf(l->notes[l->n_notes].text, sizeof(l->notes[0].text), fmt, ap);
+        va_end(ap);
+        l->n_notes++;
+        return 0;
+}
+
 void root_list_free(struct root_list *l)
 {
         if (!l)
                 return;
         free(l->v);
-        l->v = NULL;
-        l->n = l->cap = 0;
+        free(l->files);
+        free(l->notes);
+        *l = (struct root_list){0};
 }
 
 /* ---- environment --------------------------------------------------------- */

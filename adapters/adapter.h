@@ -65,14 +65,40 @@ struct root {
         char env_var[64];         /* with ROOT_ENV: the variable */
         char detail[256];         /* with ROOT_CONFIG/PROFILE: e.g. the config path */
         uint8_t max_depth;        /* directory levels below path the scan descends */
+        uint8_t flags;            /* ROOT_F_* */
         const struct adapter *adapter;
+};
+/* The label names where the root's sessions come from (the editor of the VS
+ * Code extensions' tasks): reports show it per session (adapters/origins.h). */
+#define ROOT_F_ORIGIN 0x1u
+
+/* What discovery found besides roots: a file it read to find them (a
+ * change of it runs discovery again, so an edited setting moves the root
+ * at once), and a note for status (a config file it could not use, and why). */
+struct discovery_file {
+        char path[PATH_MAX];
+};
+struct discovery_note {
+        const struct adapter *adapter;
+        char text[512];
 };
 
 struct root_list {
         struct root *v;
         size_t n, cap;
+        struct discovery_file *files;
+        size_t n_files, cap_files;
+        struct discovery_note *notes;
+        size_t n_notes, cap_notes;
 };
 int root_list_push(struct root_list *l, struct root **ret_root); /* zeroed; -ENOMEM */
+/* Lists path as a file discovery read (once): 0 or -ENOMEM. */
+int root_list_add_file(struct root_list *l, const char *path);
+/* Adds a note for status, printf-style: 0 or -ENOMEM. */
+int root_list_note(struct root_list *l, const struct adapter *adapter, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* Whether path is a file discovery read. */
+bool root_list_has_file(const struct root_list *l, const char *path);
 void root_list_free(struct root_list *l);
 
 /* What collect_rows returns besides negative errno. */

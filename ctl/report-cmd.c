@@ -19,6 +19,7 @@
 #include "html/report.h"
 #include "jfield.h"
 #include "ledger/ledger.h"
+#include "origins.h"
 #include "paths.h"
 #include "proto.h"
 #include "registry.h"
@@ -106,7 +107,16 @@ static int report_from_ledger(struct args *a, struct json_object *req, struct js
                         why && *why ? why : strerror(-r));
                 return -EXIT_ERR;
         }
+        /* a session's origin from this shell's own discovery (the daemon
+         * would use its own, the same when install recorded the variables) */
+        struct root_list roots = { 0 };
+        struct origins_ctx oc = { l, &roots };
+        if (q.kind == REPORT_SESSION && registry_discover(&registry_process_env, &roots) >= 0) {
+                q.annotate = origins_annotate_cb;
+                q.annotate_u = &oc;
+        }
         r = report_run(l, &q, ret_rep, &err);
+        root_list_free(&roots);
         if (r == -EINVAL)
                 return -cli_usage_error("%s", err ? err : "invalid report query");
         if (r < 0) {

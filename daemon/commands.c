@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "budget/budget.h"
+#include "ingest/ingest.h"
 #include "metrics.h"
+#include "origins.h"
 #include "prices.h"
 #include "commands.h"
 #include "proto.h"
@@ -81,6 +83,12 @@ static int cmd_report(const struct command_env *e, json_object *req, json_object
 {
         struct report_query q;
         int r = report_query_from_json(req, &q, ret_error);
+        /* a session's origin: the editor of a VS Code extension's task */
+        struct origins_ctx oc = { e->ledger, e->ingest ? ingest_roots(e->ingest) : NULL };
+        if (r >= 0 && oc.roots) {
+                q.annotate = origins_annotate_cb;
+                q.annotate_u = &oc;
+        }
         if (r >= 0 && q.kind != REPORT_BLOCKS) {
                 /* as text: a report of thousands of sessions is one buffer */
                 char *text;

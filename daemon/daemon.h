@@ -36,6 +36,7 @@ struct daemon {
         uint64_t ledger_bytes_at_start; /* cache-shed.c: the ledger's size as opened */
         bool initial_scan_done;
         bool roots_dirty;       /* a directory appeared: re-check missing roots */
+        bool rediscover;        /* a file discovery read changed (an editor's settings.json) */
         bool watch_degraded;    /* a watch could not be added: said once */
         int64_t start_ms;
         uint64_t last_status_pct;

@@ -195,6 +195,24 @@ static void add_extra(json_object *h, struct ingest *in, const struct adapter *a
         json_object_put(extra);
 }
 
+/* What discovery could not use (a settings.json that is not JSON), after
+ * the adapter's own notes. */
+static void add_discovery_notes(json_object *h, const struct root_list *rl, const struct adapter *a)
+{
+        json_object *notes = NULL;
+
+        for (size_t i = 0; i < rl->n_notes; i++) {
+                if (rl->notes[i].adapter != a)
+                        continue;
+                if (!notes && (!json_object_object_get_ex(h, "notes", &notes) ||
+                               !json_object_is_type(notes, json_type_array))) {
+                        notes = json_object_new_array();
+                        add(h, "notes", notes);
+                }
+                json_object_array_add(notes, json_object_new_string(rl->notes[i].text));
+        }
+}
+
 static json_object *harness_json(const struct status_info *si, const struct adapter *a)
 {
         json_object *h = json_object_new_object(), *caps = json_object_new_object();
@@ -215,6 +233,16 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(h, "verified", json_object_new_boolean(a->unverified == NULL));
         if (a->unverified)
                 add(h, "unverified", json_object_new_string(a->unverified));
+        /* per root, the sources found under it and the rows they added first
+         * (for the VS Code extensions: the tasks and calls of each editor) */
+        uint64_t *root_files = calloc(rl->n ? rl->n : 1, sizeof(*root_files));
+        uint64_t *root_rows = calloc(rl->n ? rl->n : 1, sizeof(*root_rows));
+        for (struct source_rec *s = root_files && root_rows ? ingest_sources_first(si->ingest, &it) : NULL; s;
+             s = ingest_sources_next(si->ingest, &it))
+                if (s->adapter == a && s->root_idx < rl->n && !s->not_source) {
+                        root_files[s->root_idx]++;
+                        root_rows[s->root_idx] += s->counts.rows;
+                }
         for (size_t i = 0; i < rl->n; i++) {
                 const struct root *r = &rl->v[i];
                 if (r->adapter != a)
@@ -230,8 +258,13 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 add(ro, "detail", str_or_null(r->detail));
                 add(ro, "watched", json_object_new_boolean(si->watch && watch_has(si->watch, r->path)));
                 add(ro, "rate_limits", root_limits(ingest_ledger(si->ingest), r->path));
+                add(ro, "origin", json_object_new_boolean((r->flags & ROOT_F_ORIGIN) != 0));
+                add(ro, "files", root_files ? json_object_new_int64((int64_t)root_files[i]) : NULL);
+                add(ro, "rows", root_rows ? json_object_new_int64((int64_t)root_rows[i]) : NULL);
                 json_object_array_add(roots, ro);
         }
+        free(root_files);
+        free(root_rows);
         add(h, "roots", roots);
         /* the engine's running sums: no ledger read per source */
         ingest_adapter_stats(si->ingest, a, &st);
@@ -263,6 +296,7 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         }
         if (a->status_extra)
                 add_extra(h, si->ingest, a);
+        add_discovery_notes(h, rl, a);
         return h;
 }
 

@@ -20,9 +20,27 @@
 #define VT_META_NAME "task_metadata.json"
 #define VT_META_MAX (8u << 20)
 
+/* A settings.json read for a storage setting: at most this many bytes. */
+#define VT_SETTINGS_MAX (1u << 20)
+
+/* The custom storage path setting (e.g. "roo-cline.customStoragePath") of
+ * the settings.json at path (JSONC: comments, trailing commas): 0 and the
+ * absolute path in buf; -ENOENT when the file or the setting is missing,
+ * null or "" (the extension then uses its global storage); -EINVAL when
+ * the file cannot be read, is not a JSON object, or the value is not an
+ * absolute path, with why it was not followed in why ("is not a JSON
+ * object (...)"); -ENOMEM. */
+int vt_read_storage_setting(const char *settings, const char *setting, char *buf, size_t cap, char *why,
+                            size_t why_cap);
+
 /* Appends <dir>/User/globalStorage/<extension>/tasks for every editor data
  * dir Linux has (desktop editors' config dirs, the Remote-SSH servers,
- * code-server) under HOME: 0 or -ENOMEM. */
+ * code-server) under HOME, each labelled with its editor and flagged
+ * ROOT_F_ORIGIN; and, where the editor's settings.json (on a server also
+ * Machine/settings.json, which wins) sets the extension's custom storage
+ * path, <path>/tasks (ROOT_CONFIG, detail "<settings.json> <setting>").
+ * The settings files are listed in out->files, a settings file that cannot
+ * be used is a note in out->notes. 0 or -ENOMEM. */
 int vt_add_editor_roots(const struct discover_env *env, const struct adapter *adapter, const char *extension,
                         struct root_list *out);
 

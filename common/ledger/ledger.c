@@ -684,6 +684,62 @@ int ledger_foreach_checkpoint(struct ledger *l,
         return r;
 }
 
+int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
+                                    int (*cb)(const char *path, const struct checkpoint *cp, void *u),
+                                    void *u)
+{
+        struct checkpoint *cp = malloc(sizeof(*cp));
+        char path[PATH_MAX], prefix[PATH_MAX];
+        MDB_cursor *c = NULL;
+        MDB_txn *txn = NULL;
+        MDB_val k, v;
+        size_t n;
+        int r, rc;
+
+        if (!cp)
+                return -ENOMEM;
+        n = (size_t)snprintf(prefix, sizeof(prefix), "%s/", strcmp(dir, "/") ? dir : "");
+        if (n >= sizeof(prefix)) {
+                free(cp);
+                return -ENAMETOOLONG;
+        }
+        r = ledger_read_begin(l, &txn);
+        if (r == 0)
+                r = ledger_errno(mdb_cursor_open(txn, l->dbi[DB_SOURCES], &c));
+        /* the paths too long for a key are keyed by their hash (a NUL
+         * first): they sort first, and are told by the path in the value */
+        for (rc = r ? MDB_NOTFOUND : mdb_cursor_get(c, &k, &v, MDB_FIRST);
+             rc == 0 && k.mv_size > 0 && ((const uint8_t *)k.mv_data)[0] == 0;
+             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+                r = cp_decode(&v, cp, path);
+                if (r == 0 && strncmp(path, prefix, n) == 0)
+                        r = cb(path, cp, u);
+                if (r != 0)
+                        break;
+        }
+        /* a prefix longer than a key: every path below it is hashed */
+        if (r == 0 && (rc == 0 || rc == MDB_NOTFOUND) && n <= SOURCE_KEY_INLINE) {
+                k = (MDB_val){ .mv_size = n, .mv_data = prefix };
+                for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+                     rc == 0 && k.mv_size >= n && memcmp(k.mv_data, prefix, n) == 0;
+                     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+                        r = cp_decode(&v, cp, path);
+                        if (r == 0)
+                                r = cb(path, cp, u);
+                        if (r != 0)
+                                break;
+                }
+        }
+        if (r == 0 && rc != 0 && rc != MDB_NOTFOUND)
+                r = ledger_errno(rc);
+        if (c)
+                mdb_cursor_close(c);
+        if (txn)
+                ledger_read_end(l, txn);
+        free(cp);
+        return r;
+}
+
 /* ---- meta ---------------------------------------------------------------- */
 
 int ledger_meta_get(struct ledger *l, const char *name, char *ret_value, size_t cap)

@@ -110,6 +110,12 @@ int ledger_foreach_checkpoint(struct ledger *l,
                               int (*cb)(const char *path, const struct checkpoint *cp, void *u),
                               void *u);
 
+/* The same for the checkpoints of the paths below directory dir only (a
+ * range of the sorted keys, and the few paths too long for a key). */
+int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
+                                    int (*cb)(const char *path, const struct checkpoint *cp, void *u),
+                                    void *u);
+
 /* ---- commit -------------------------------------------------------------- */
 
 enum row_outcome {

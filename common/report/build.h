@@ -24,6 +24,7 @@
  * calls of the paying row's cost / its calls). */
 #define REPORT_GROUP_MAX (ROW_TOOL_MAX + ROW_PROVIDER_MAX + ROW_MODEL_MAX + 2)
 #define REPORT_PARTY_MAX 64
+#define REPORT_ORIGIN_MAX 160
 struct report_entry {
         char key[ROW_PROJECT_MAX];
         char group[REPORT_GROUP_MAX]; /* second grouping key (harness, model); sort order */
@@ -33,6 +34,10 @@ struct report_entry {
         char model[ROW_MODEL_MAX];
         char session[ROW_SESSION_MAX];
         char project[ROW_PROJECT_MAX];
+        /* session: where it comes from, when its harness's roots say so
+         * (the editor of a VS Code extension's task: "Code", "vscode-server";
+         * several joined by ", "); "" when unknown (report_query.annotate) */
+        char origin[REPORT_ORIGIN_MAX];
         int64_t first_ms, last_ms;
         struct usage_sums sums;
         uint64_t calls, priced_calls;

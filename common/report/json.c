@@ -227,6 +227,10 @@ static void entry_write(struct jsonw *w, const struct report_query *q, const str
                 jsonw_key_string(w, "session", e->session);
                 jsonw_key_string(w, "project", e->project);
                 jsonw_key_string(w, "model", e->model);
+                /* only where known: a session of any other harness, and every
+                 * report written before origins existed, stay as they were */
+                if (e->origin[0])
+                        jsonw_key_string(w, "origin", e->origin);
                 time_write(w, "first", e->first_ms);
                 time_write(w, "last", e->last_ms);
                 break;
@@ -346,6 +350,13 @@ int report_run_text(struct ledger *l, struct report_cache *cache, const struct r
                 timefmt_zone_enter(&z, q->tz);
         r = q->kind == REPORT_BLOCKS ? report_blocks_build(l, q, &res, ret_error)
                                      : report_build_cached(l, cache, q, &res, ret_error);
+        if (r >= 0 && q->kind == REPORT_SESSION && q->annotate) {
+                r = q->annotate(q->annotate_u, &res);
+                if (r < 0) {
+                        report_result_free(&res);
+                        (void)report_fail(ret_error, r, "cannot tell the sessions' origins");
+                }
+        }
         if (r < 0) {
                 timefmt_zone_leave(&z);
                 return r;

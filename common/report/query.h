@@ -50,6 +50,8 @@ enum report_by {
 };
 #define REPORT_PARTY_FILTER_MAX 16
 
+struct report_result;
+
 struct report_query {
         enum report_kind kind;
         const char *tz;     /* NULL/"" = local */
@@ -72,6 +74,11 @@ struct report_query {
         enum report_by by;
         const char *machines[REPORT_PARTY_FILTER_MAX];
         const char *users[REPORT_PARTY_FILTER_MAX];
+        /* session report: called on the built rows before they are written,
+         * to fill in their origin (the daemon's and the client's
+         * adapters/origins.h); NULL: none. Its failure fails the report. */
+        int (*annotate)(void *u, struct report_result *res);
+        void *annotate_u;
 };
 
 /* "machine" / "user"; -EINVAL. */

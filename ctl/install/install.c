@@ -198,6 +198,15 @@ int install_dropin_text(const struct install_config *c, char **ret_text, unsigne
                 if (strcmp(c->vars[i], "HOME") != 0 && lookup(c, c->vars[i]))
                         fprintf(f, "%s%s", k++ ? "," : "", c->vars[i]);
         fprintf(f, "\"\nEnvironment=\"AGENTMETER_INSTALL_TIME=%s\"\n", when);
+        for (size_t i = 0; c->config_roots && c->config_roots[i]; i++) {
+                if (i == 0)
+                        fputs("# Roots the harnesses' own settings named when install ran (the daemon reads\n"
+                              "# those files itself and follows their changes; listed for reference):\n", f);
+                fputs("#   ", f);
+                for (const char *p = c->config_roots[i]; *p; p++) /* one comment line */
+                        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+                fputc('\n', f);
+        }
         if (c->metrics_file && r >= 0) {
                 _cleanup_free_ char *q = NULL, *dir = strdup(c->metrics_file);
                 char *slash = dir ? strrchr(dir, '/') : NULL;

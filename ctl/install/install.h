@@ -34,6 +34,12 @@ struct install_config {
         const char *metrics_file;     /* NULL, or the Prometheus textfile the daemon keeps
                                        * (install --metrics-dir): recorded as
                                        * AGENTMETER_METRICS_FILE with ReadWritePaths=-DIR */
+        /* NULL, or NULL-terminated: the roots the harnesses' own settings
+         * named as this shell's discovery found them ("roo /data/roo/tasks
+         * from config <settings.json> roo-cline.customStoragePath [Code]"),
+         * written into the drop-in as comments: the daemon reads the same
+         * files itself (and follows their changes), nothing to carry over */
+        const char *const *config_roots;
         /* NULL, or whether the installed Debian package agentmeterd owns
          * path (service.c asks dpkg-query) */
         bool (*from_package)(const char *path);
@@ -63,7 +69,8 @@ struct install_result {
  * @BINDIR@/agentmeterd replaced by daemon_path. -ENOMEM. */
 int install_unit_text(const char *daemon_path, char **ret_text);
 /* The drop-in: marker, [Service], one Environment= per set variable (HOME
- * excluded), AGENTMETER_INSTALL_VARS and AGENTMETER_INSTALL_TIME. */
+ * excluded), AGENTMETER_INSTALL_VARS and AGENTMETER_INSTALL_TIME; the
+ * config_roots as comments. */
 int install_dropin_text(const struct install_config *c, char **ret_text, unsigned *ret_n);
 
 /* Writes the unit when needed and the drop-in, atomically each. A unit

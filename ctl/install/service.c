@@ -202,6 +202,15 @@ static int install_web(const char *cfg, const char *listen, bool no_start, bool 
         return 0;
 }
 
+
+/* Frees a NULL-terminated list of malloc'd lines (a cleanup). */
+static void free_lines(const char ***p)
+{
+        for (size_t i = 0; *p && (*p)[i]; i++)
+                free((void *)(*p)[i]);
+        free((void *)*p);
+}
+
 int service_install(bool no_start, bool force, const char *metrics_dir, const char *web_listen, FILE *out,
                     FILE *err)
 {
@@ -229,13 +238,31 @@ int service_install(bool no_start, bool force, const char *metrics_dir, const ch
                 }
         }
         daemon = daemon_next_to_me(err);
+        /* the roots the harnesses' own settings name (an editor's
+         * settings.json custom storage path), as this shell finds them */
+        struct root_list roots = { 0 };
+        __attribute__((cleanup(free_lines))) const char **config_roots = NULL;
+        size_t n_config = 0;
+        (void)registry_discover(&registry_process_env, &roots);
+        config_roots = calloc(roots.n + 1, sizeof(*config_roots));
+        for (size_t i = 0; config_roots && i < roots.n; i++) {
+                const struct root *rt = &roots.v[i];
+                char *line = NULL;
+                if (rt->reason != ROOT_CONFIG)
+                        continue;
+                if (asprintf(&line, "%s %s from config %s [%s]", rt->adapter ? rt->adapter->id : "?", rt->path,
+                             rt->detail, rt->label) >= 0)
+                        config_roots[n_config++] = line;
+        }
         struct install_config c = {
                 .config_home = cfg, .unit_dirs = dirs, .daemon_path = daemon,
                 .vars = registry_env_vars(), .get = process_get, .now_s = time(NULL), .force = force,
                 .metrics_file = metrics_dir ? metrics_file : NULL, .from_package = service_from_package,
+                .config_roots = config_roots,
         };
         r = install_files(&c, &res);
         free(daemon);
+        root_list_free(&roots);
         if (r == -EEXIST) {
                 fprintf(err, "agentmeterctl: %s exists and was not written by agentmeterctl "
                              "(no marker line); refusing to overwrite it. Move it away, or run "
@@ -269,6 +296,8 @@ int service_install(bool no_start, bool force, const char *metrics_dir, const ch
         if (res.n_recorded == 0)
                 fputs("  no discovery variables are set in this shell: the daemon uses the "
                       "default locations under $HOME\n", out);
+        for (size_t i = 0; i < n_config; i++)
+                fprintf(out, "  noted %s (the daemon reads that file itself)\n", config_roots[i]);
         fflush(out);
 
         if (systemctl(out, err, "daemon-reload", false) != 0 ||

@@ -177,11 +177,18 @@ static int sums_table(struct json_object *rep, struct json_object *rows, struct 
         int r;
 
         const char *by = jstr(rep, "by"); /* team reports: "machine" or "user" */
+        /* a session's origin (the editor of a VS Code extension's task):
+         * a column only when some row has one */
+        bool origin = false;
+        for (size_t i = 0; !origin && i < json_object_array_length(rows); i++)
+                origin = jstr(json_object_array_get_idx(rows, i), "origin") != NULL;
         head[nc] = k->key_title, al[nc++] = TABLE_LEFT;
         if (by)
                 head[nc] = by, al[nc++] = TABLE_LEFT;
         for (size_t i = 0; i < n_extra; i++)
                 head[nc] = x->extra[i], al[nc++] = TABLE_LEFT;
+        if (origin)
+                head[nc] = "origin", al[nc++] = TABLE_LEFT;
         head[nc] = "events", al[nc++] = TABLE_RIGHT;
         for (size_t i = 0; i < N_TOK; i++)
                 if (i != TOK_REASONING || reasoning)
@@ -208,6 +215,8 @@ static int sums_table(struct json_object *rep, struct json_object *rows, struct 
                         c[j] = i < n ? cell(row, by, buf[j]) : "", j++;
                 for (size_t e = 0; e < n_extra; e++, j++)
                         c[j] = i < n ? cell(row, x->extra[e], buf[j]) : "";
+                if (origin)
+                        c[j] = i < n ? cell(row, "origin", buf[j]) : "", j++;
                 c[j] = fmt_tokens(row, "events", buf[j]), j++;
                 for (size_t e = 0; e < N_TOK; e++)
                         if (e != TOK_REASONING || reasoning)

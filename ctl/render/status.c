@@ -71,7 +71,7 @@ static void root_reason(FILE *f, struct json_object *root)
                 fprintf(f, "moved by %s%s", or_dash(var),
                         jbool(root, "from_install_record") ? " (from install record)" : "");
         else if (reason && strcmp(reason, "config") == 0)
-                fprintf(f, "from config %s", or_dash(detail));
+                fprintf(f, "from config %s", or_dash(termtext_tmp(detail)));
         else if (reason && strcmp(reason, "profile") == 0)
                 fprintf(f, "profile %s", or_dash(detail));
         else
@@ -199,11 +199,15 @@ static void harness(FILE *f, struct json_object *h)
                 struct json_object *r = json_object_array_get_idx(roots, i);
                 const char *label = jstr(r, "label");
 
-                fprintf(f, "  root  %s  %s  ", or_dash(jstr(r, "path")),
+                fprintf(f, "  root  %s  %s  ", or_dash(termtext_tmp(jstr(r, "path"))),
                         jbool(r, "exists") ? "exists" : "missing");
                 root_reason(f, r);
                 if (label && *label)
-                        fprintf(f, " [%s]", label);
+                        fprintf(f, " [%s]", termtext_tmp(label));
+                /* what was found under it: per editor, for the VS Code extensions */
+                if (jint_or(r, "files", 0) > 0)
+                        fprintf(f, "  files %s, rows %s", fmt_i64(jint_or(r, "files", 0), a),
+                                fmt_i64(jint_or(r, "rows", 0), b));
                 fputc('\n', f);
                 root_limits(f, jfield(r, "rate_limits"));
         }

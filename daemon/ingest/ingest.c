@@ -135,11 +135,16 @@ int ingest_discover(struct ingest *in)
         for (size_t i = 0; same && i < roots.n; i++)
                 same = strcmp(roots.v[i].path, in->roots.v[i].path) == 0 &&
                        roots.v[i].reason == in->roots.v[i].reason;
+        bool same_notes = roots.n_notes == in->roots.n_notes;
+        for (size_t i = 0; same_notes && i < roots.n_notes; i++)
+                same_notes = strcmp(roots.notes[i].text, in->roots.notes[i].text) == 0;
         /* sources keep pointing at root indexes: remap by path after swap */
         root_list_free(&in->roots);
         in->roots = roots;
         for (size_t i = 0; !same && i < in->roots.n; i++)
                 log_root(&in->roots.v[i]);
+        for (size_t i = 0; !same_notes && i < in->roots.n_notes; i++)
+                log_full(LOG_WARNING, in->roots.notes[i].adapter ? in->roots.notes[i].adapter->id : NULL, NULL, 0, "%s", in->roots.notes[i].text);
         for (size_t b = 0; b < in->nbuckets; b++)
                 for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
                         int depth, cls;

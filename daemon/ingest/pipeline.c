@@ -159,12 +159,20 @@ static void on_watch_event(void *u, const char *path, bool is_dir, uint32_t mask
                 if (mask & (IN_CREATE | IN_MOVED_TO)) {
                         if (roots_cover_path(ingest_roots(d->ingest), path))
                                 d->roots_dirty = true;
+                        if (roots_files_below(ingest_roots(d->ingest), path))
+                                d->rediscover = true;
                         (void)ingest_path_event(d->ingest, path, true, true);
                 }
                 return;
         }
         if (mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
                 d->roots_dirty = true;
+                return;
+        }
+        /* an editor's settings.json (a custom storage path) changed, came or went */
+        if ((mask & (IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)) &&
+            root_list_has_file(ingest_roots(d->ingest), path)) {
+                d->rediscover = true;
                 return;
         }
         if (!(mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_ATTRIB)))
@@ -211,7 +219,13 @@ static void on_watch_lost(void *u, enum watch_loss why)
 static void on_watch_batch(void *u)
 {
         struct daemon *d = u;
-        if (d->roots_dirty) {
+        if (d->rediscover) {
+                d->rediscover = d->roots_dirty = false;
+                log_info("a file discovery read changed: discovering again");
+                (void)ingest_discover(d->ingest);
+                rearm_roots(d);
+                (void)ingest_reconcile(d->ingest);
+        } else if (d->roots_dirty) {
                 d->roots_dirty = false;
                 rearm_roots(d);
                 (void)ingest_reconcile(d->ingest);

@@ -26,20 +26,53 @@ static void deepest_existing(const char *path, char *p, size_t cap)
         }
 }
 
+/* Watches dir, or its deepest existing ancestor. */
+static void watch_dir_or_ancestor(struct watch *w, const char *dir)
+{
+        char p[PATH_MAX], again[PATH_MAX];
+
+        deepest_existing(dir, p, sizeof(p));
+        for (int tries = 0; tries < 64; tries++) {
+                if (!watch_has(w, p))
+                        (void)watch_add(w, p);
+                deepest_existing(dir, again, sizeof(again));
+                if (strcmp(again, p) == 0)
+                        break;
+                snprintf(p, sizeof(p), "%s", again);
+        }
+}
+
+/* The directory of a file discovery read, into dir. */
+static void file_dir(const char *path, char *dir, size_t cap)
+{
+        const char *slash = strrchr(path, '/');
+        int n = slash && slash != path ? (int)(slash - path) : 1;
+
+        snprintf(dir, cap, "%.*s", n, path);
+}
+
 void watch_roots(struct watch *w, const struct root_list *rl)
 {
-        for (size_t i = 0; i < rl->n; i++) {
-                char p[PATH_MAX], again[PATH_MAX];
-                deepest_existing(rl->v[i].path, p, sizeof(p));
-                for (int tries = 0; tries < 64; tries++) {
-                        if (!watch_has(w, p))
-                                (void)watch_add(w, p);
-                        deepest_existing(rl->v[i].path, again, sizeof(again));
-                        if (strcmp(again, p) == 0)
-                                break;
-                        snprintf(p, sizeof(p), "%s", again);
-                }
+        char dir[PATH_MAX];
+
+        for (size_t i = 0; i < rl->n; i++)
+                watch_dir_or_ancestor(w, rl->v[i].path);
+        for (size_t i = 0; i < rl->n_files; i++) {
+                file_dir(rl->files[i].path, dir, sizeof(dir));
+                watch_dir_or_ancestor(w, dir);
         }
+}
+
+bool roots_files_below(const struct root_list *rl, const char *path)
+{
+        char dir[PATH_MAX];
+
+        for (size_t i = 0; i < rl->n_files; i++) {
+                file_dir(rl->files[i].path, dir, sizeof(dir));
+                if (paths_within(dir, path, NULL))
+                        return true;
+        }
+        return false;
 }
 
 bool roots_cover_path(const struct root_list *rl, const char *path)
@@ -47,5 +80,5 @@ bool roots_cover_path(const struct root_list *rl, const char *path)
         for (size_t i = 0; i < rl->n; i++)
                 if (paths_within(rl->v[i].path, path, NULL))
                         return true;
-        return false;
+        return roots_files_below(rl, path);
 }

@@ -10,9 +10,15 @@
 
 /* Watches every root of rl, or for a missing root its deepest existing
  * ancestor (looking again until that ancestor stays put, so a directory
- * created in between is not missed). */
+ * created in between is not missed); and the same for the directory of
+ * every file discovery read (rl->files), so its change is seen. */
 void watch_roots(struct watch *w, const struct root_list *rl);
 
-/* Whether path is a root of rl or an ancestor of one (a created directory
- * there may make a missing root appear). */
+/* Whether path is a root of rl or an ancestor of one, or of the directory
+ * of a file discovery read (a created directory there may make a missing
+ * root or settings file appear). */
 bool roots_cover_path(const struct root_list *rl, const char *path);
+
+/* Whether path is the directory of a file discovery read or an ancestor of
+ * one (created with the file already in it: discovery must look again). */
+bool roots_files_below(const struct root_list *rl, const char *path);

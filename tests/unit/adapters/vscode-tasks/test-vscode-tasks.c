@@ -3,7 +3,11 @@
  * anthropic and openai-native do not; the provider from the row, else
  * task_metadata.json), cancelled rows, deleted_api_reqs, a row rewritten
  * from request-only to provisional to final under one key, the same task
- * under Roo Code a different harness, and a torn file. */
+ * under Roo Code a different harness, and a torn file; every editor root
+ * flagged as the origin of its sessions, and the custom storage path
+ * settings read from each editor's settings.json (JSONC, a server's
+ * Machine/ settings over User/, a broken file a note, never a root). */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 #include "adapter.h"
 #include "registry.h"
 #include "row.h"
+#include "vscode-tasks/tasks.h"
 
 extern const struct adapter adapter_cline;
 extern const struct adapter adapter_roo;
@@ -281,11 +286,127 @@ static void test_torn(void)
         row_batch_free(&b);
 }
 
+
+/* The root of adapter a at path in l, or NULL. */
+static const struct root *root_at(const struct root_list *l, const char *path)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->v[i].path, path) == 0)
+                        return &l->v[i];
+        return NULL;
+}
+
+static void test_setting_read(void)
+{
+        char dir[PATH_MAX], f[PATH_MAX], buf[PATH_MAX], why[256];
+
+        xsnprintf(dir, sizeof(dir), "%s", tap_tmpdir());
+        pj(f, dir, "settings.json");
+        write_file(f, "// user settings\n{\n  /* big */ \"editor.fontSize\": 14,\n"
+                      "  \"roo-cline.customStoragePath\": \"/data/roo/\", // moved\n  \"x\": [1, 2,],\n}\n");
+        ok(vt_read_storage_setting(f, "roo-cline.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == 0 &&
+                   strcmp(buf, "/data/roo") == 0,
+           "JSONC (comments, trailing commas): roo-cline.customStoragePath /data/roo (%s)", buf);
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -ENOENT,
+           "a setting not set: -ENOENT");
+        write_file(f, "{\"kilo-code.customStoragePath\": \"\"}");
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -ENOENT,
+           "\"\" (the extension's default): -ENOENT");
+        write_file(f, "{\"kilo-code.customStoragePath\": \"rel/dir\"}");
+        why[0] = 0;
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -EINVAL &&
+                   strstr(why, "not absolute"),
+           "a relative path: -EINVAL, not followed (%s)", why);
+        write_file(f, "{\"kilo-code.customStoragePath\": 5}");
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -EINVAL &&
+                   strstr(why, "not a path"),
+           "a number: -EINVAL (%s)", why);
+        write_file(f, "{ \"kilo-code.customStoragePath\": \"/x\",\n \"a\": [1,\n");
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -EINVAL &&
+                   strstr(why, "not a JSON object"),
+           "a torn file: -EINVAL, said why (%s)", why);
+        write_file(f, "[\"/x\"]");
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -EINVAL,
+           "an array: -EINVAL");
+        write_bytes(f, "{\"a\":\"\0\"}", 9);
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -EINVAL,
+           "a NUL byte: -EINVAL");
+        pj(f, dir, "none.json");
+        ok(vt_read_storage_setting(f, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -ENOENT,
+           "no file: -ENOENT");
+        ok(vt_read_storage_setting(dir, "kilo-code.customStoragePath", buf, sizeof(buf), why, sizeof(why)) == -EINVAL,
+           "a directory: -EINVAL");
+}
+
+static void test_setting_roots(void)
+{
+        char home[PATH_MAX], f[PATH_MAX], want[PATH_MAX];
+        struct root_list l = { 0 };
+        const struct root *r;
+        bool all_origin = true;
+
+        xsnprintf(home, sizeof(home), "%s", tap_tmpdir());
+        setenv("HOME", home, 1);
+        xsnprintf(f, sizeof(f), "%s/.config/Code/User/settings.json", home);
+        write_file(f, "{\n // Roo moved\n \"roo-cline.customStoragePath\": \"/data/roo\",\n"
+                      " \"kilo-code.customStoragePath\": \"/data/kilo\",\n}\n");
+        xsnprintf(f, sizeof(f), "%s/.vscode-server/data/User/settings.json", home);
+        write_file(f, "{\"roo-cline.customStoragePath\": \"/srv/user\"}");
+        xsnprintf(f, sizeof(f), "%s/.vscode-server/data/Machine/settings.json", home);
+        write_file(f, "{\"roo-cline.customStoragePath\": \"/srv/machine\"}");
+        xsnprintf(f, sizeof(f), "%s/.cursor-server/data/User/settings.json", home);
+        write_file(f, "{ \"roo-cline.customStoragePath\": ");
+
+        ok(adapter_roo.discover(&registry_process_env, &l) == 0, "roo: discover with settings");
+        r = root_at(&l, "/data/roo/tasks");
+        xsnprintf(want, sizeof(want), "%s/.config/Code/User/settings.json roo-cline.customStoragePath", home);
+        ok(r && r->reason == ROOT_CONFIG && strcmp(r->label, "Code") == 0 && strcmp(r->detail, want) == 0 &&
+                   r->max_depth == 1 && (r->flags & ROOT_F_ORIGIN),
+           "roo: Code's setting is a root <path>/tasks, from config <settings.json> <setting>, labelled Code");
+        xsnprintf(want, sizeof(want), "%s/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks", home);
+        ok(root_at(&l, want) != NULL, "roo: the global storage stays a root (tasks from before the move)");
+        r = root_at(&l, "/srv/machine/tasks");
+        ok(r && strcmp(r->label, "vscode-server") == 0, "roo: a server's Machine/settings.json wins");
+        ok(!root_at(&l, "/srv/user/tasks"), "roo: ... over its User/settings.json");
+        for (size_t i = 0; i < l.n; i++)
+                all_origin &= (l.v[i].flags & ROOT_F_ORIGIN) != 0;
+        ok(all_origin, "roo: every root names the editor of its tasks (ROOT_F_ORIGIN)");
+        xsnprintf(want, sizeof(want), "%s/.cursor-server/data/User/settings.json", home);
+        bool noted = false;
+        for (size_t i = 0; i < l.n_notes; i++)
+                noted |= l.notes[i].adapter == &adapter_roo && strstr(l.notes[i].text, want) &&
+                         strstr(l.notes[i].text, "not a JSON object") && strstr(l.notes[i].text, "cursor-server");
+        ok(noted, "roo: a torn settings.json is a note naming the editor and the file");
+        ok(root_list_has_file(&l, want), "roo: ... and still a file discovery watches");
+        xsnprintf(want, sizeof(want), "%s/.config/Cursor/User/settings.json", home);
+        ok(root_list_has_file(&l, want), "roo: a settings.json that does not exist yet is watched for");
+        xsnprintf(want, sizeof(want), "%s/.config/Code/Machine/settings.json", home);
+        ok(!root_list_has_file(&l, want), "roo: a desktop editor has no Machine/ settings");
+        root_list_free(&l);
+
+        ok(adapter_kilo.discover(&registry_process_env, &l) == 0, "kilo: discover with settings");
+        r = root_at(&l, "/data/kilo");
+        ok(r && r->reason == ROOT_CONFIG && r->max_depth == 2 && strcmp(r->label, "Code") == 0 &&
+                   strstr(r->detail, "kilo-code.customStoragePath"),
+           "kilo: the setting's path itself, two levels deep (tasks/<id>/ui_messages.json below it)");
+        root_list_free(&l);
+
+        ok(adapter_cline.discover(&registry_process_env, &l) == 0, "cline: discover with settings");
+        bool config = false;
+        for (size_t i = 0; i < l.n; i++)
+                config |= l.v[i].reason == ROOT_CONFIG;
+        ok(!config && l.n_files == 0, "cline: Cline's extension has no storage setting: none read");
+        root_list_free(&l);
+        setenv("HOME", "/h", 1);
+}
+
 int main(void)
 {
         xsnprintf(fixdir, sizeof(fixdir), "%s/fixtures/vscode-tasks/tasks", am_srcdir());
         test_classify();
         test_discover();
+        test_setting_read();
+        test_setting_roots();
         test_fixture();
         test_rewrite();
         test_known();

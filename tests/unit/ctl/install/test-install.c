@@ -99,6 +99,21 @@ static void test_dropin_text(void)
         c.metrics_file = "relative.prom";
         is_int(install_dropin_text(&c, &text, &n), -EINVAL, "a metrics file without a directory: -EINVAL");
         c.metrics_file = NULL;
+
+        /* the roots an editor's settings.json named: comments, one line each */
+        const char *const config_roots[] = {
+                "roo /data/roo/tasks from config /home/u/.config/Code/User/settings.json "
+                "roo-cline.customStoragePath [Code]",
+                "kilo /x\nEnvironment=EVIL=1 from config /s k [Cursor]", NULL };
+        c.config_roots = config_roots;
+        is_int(install_dropin_text(&c, &text, &n), 0, "drop-in with roots from settings built");
+        ok(strstr(text, "\n#   roo /data/roo/tasks from config /home/u/.config/Code/User/settings.json "
+                        "roo-cline.customStoragePath [Code]\n") != NULL,
+           "a settings-derived root noted as a comment");
+        ok(strstr(text, "\n#   kilo /x Environment=EVIL=1 from") != NULL && !strstr(text, "\nEnvironment=EVIL"),
+           "a newline in it cannot end the comment");
+        free(text);
+        c.config_roots = NULL;
 }
 
 /* With the registry's real table: every adapter's relocating variable set
