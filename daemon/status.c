@@ -213,7 +213,35 @@ static void add_discovery_notes(json_object *h, const struct root_list *rl, cons
         }
 }
 
-static json_object *harness_json(const struct status_info *si, const struct adapter *a)
+/* Per root, the sources found under it and the rows they added first (for
+ * the VS Code extensions: the tasks and calls of each editor): one pass
+ * over the sources for every harness. Arrays NULL when out of memory. */
+struct root_counts {
+        uint64_t *files, *rows;
+};
+
+static void root_counts_fill(struct ingest *in, struct root_counts *rc)
+{
+        const struct root_list *rl = ingest_roots(in);
+        size_t it;
+
+        rc->files = calloc(rl->n ? rl->n : 1, sizeof(*rc->files));
+        rc->rows = calloc(rl->n ? rl->n : 1, sizeof(*rc->rows));
+        if (!rc->files || !rc->rows) {
+                free(rc->files);
+                free(rc->rows);
+                rc->files = rc->rows = NULL;
+                return;
+        }
+        for (struct source_rec *s = ingest_sources_first(in, &it); s; s = ingest_sources_next(in, &it))
+                if (s->root_idx < rl->n && s->adapter == rl->v[s->root_idx].adapter && !s->not_source) {
+                        rc->files[s->root_idx]++;
+                        rc->rows[s->root_idx] += s->counts.rows;
+                }
+}
+
+static json_object *harness_json(const struct status_info *si, const struct root_counts *rc,
+                                 const struct adapter *a)
 {
         json_object *h = json_object_new_object(), *caps = json_object_new_object();
         json_object *roots = json_object_new_array();
@@ -233,16 +261,6 @@ static json_object *harness_json(const struct status_info *si, const struct adap
         add(h, "verified", json_object_new_boolean(a->unverified == NULL));
         if (a->unverified)
                 add(h, "unverified", json_object_new_string(a->unverified));
-        /* per root, the sources found under it and the rows they added first
-         * (for the VS Code extensions: the tasks and calls of each editor) */
-        uint64_t *root_files = calloc(rl->n ? rl->n : 1, sizeof(*root_files));
-        uint64_t *root_rows = calloc(rl->n ? rl->n : 1, sizeof(*root_rows));
-        for (struct source_rec *s = root_files && root_rows ? ingest_sources_first(si->ingest, &it) : NULL; s;
-             s = ingest_sources_next(si->ingest, &it))
-                if (s->adapter == a && s->root_idx < rl->n && !s->not_source) {
-                        root_files[s->root_idx]++;
-                        root_rows[s->root_idx] += s->counts.rows;
-                }
         for (size_t i = 0; i < rl->n; i++) {
                 const struct root *r = &rl->v[i];
                 if (r->adapter != a)
@@ -259,12 +277,10 @@ static json_object *harness_json(const struct status_info *si, const struct adap
                 add(ro, "watched", json_object_new_boolean(si->watch && watch_has(si->watch, r->path)));
                 add(ro, "rate_limits", root_limits(ingest_ledger(si->ingest), r->path));
                 add(ro, "origin", json_object_new_boolean((r->flags & ROOT_F_ORIGIN) != 0));
-                add(ro, "files", root_files ? json_object_new_int64((int64_t)root_files[i]) : NULL);
-                add(ro, "rows", root_rows ? json_object_new_int64((int64_t)root_rows[i]) : NULL);
+                add(ro, "files", rc->files ? json_object_new_int64((int64_t)rc->files[i]) : NULL);
+                add(ro, "rows", rc->rows ? json_object_new_int64((int64_t)rc->rows[i]) : NULL);
                 json_object_array_add(roots, ro);
         }
-        free(root_files);
-        free(root_rows);
         add(h, "roots", roots);
         /* the engine's running sums: no ledger read per source */
         ingest_adapter_stats(si->ingest, a, &st);
@@ -362,8 +378,12 @@ int status_build(const struct status_info *si, struct json_object **ret)
                         add(env, registry_env_vars()[i], json_object_new_string(v));
         }
         add(o, "env", env);
+        struct root_counts rc;
+        root_counts_fill(si->ingest, &rc);
         for (size_t i = 0; registry_adapters[i]; i++)
-                json_object_array_add(hs, harness_json(si, registry_adapters[i]));
+                json_object_array_add(hs, harness_json(si, &rc, registry_adapters[i]));
+        free(rc.files);
+        free(rc.rows);
         add(o, "harnesses", hs);
         for (size_t i = 0; si->warnings && si->warnings[i]; i++)
                 json_object_array_add(warn, json_object_new_string(si->warnings[i]));
