@@ -217,7 +217,6 @@ static int emit(struct store_pass *rd, sqlite3_stmt *st, const char *session, en
 static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row_batch *out, uint64_t *io_malformed)
 {
         int64_t seen = st->seen_ms, max_started = st->seen_ms;
-        uint32_t unheld = 0, evicted = 0;
         int rc, r;
 
         while ((rc = sqlite3_step(rd->q_sessions)) == SQLITE_ROW) {
@@ -226,7 +225,6 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
                 uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
                 int64_t started = secs_ms(q, C_STARTED);
                 char session[ROW_SESSION_MAX];
-                enum tot_change c;
                 double act = sqlite3_column_double(q, C_ACT), est = sqlite3_column_double(q, C_EST);
 
                 if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
@@ -245,19 +243,13 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
                                                                                              : tot_usd_nano(est);
                 if (started > max_started)
                         max_started = started;
-                c = tot_update(st, session, st->seeded && started <= seen, cur, d, prev, &evicted);
-                switch (c) {
-                case TOT_SAME:
+                int c = tot_update(st, HERMES_SPACE_SESSION, session, st->seeded && started <= seen, cur, d, prev);
+                if (c < 0)
+                        return c;
+                if (c == TOT_SAME || c == TOT_UNHELD)
                         continue;
-                case TOT_UNHELD:
-                        unheld += tot_snap_digest(session, cur);
-                        continue;
-                case TOT_RESET:
+                if (c == TOT_RESET)
                         st->resets++;
-                        break;
-                default:
-                        break;
-                }
                 r = emit(rd, q, session, c, st->seeded, prev, cur, d, out);
                 if (r < 0)
                         return r;
@@ -268,7 +260,7 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
         }
         if (rc != SQLITE_DONE)
                 return adapt_sql_errno(rd->db, rc);
-        tot_finish(st, unheld, evicted);
+        tot_finish(st);
         st->seen_ms = max_started;
         st->seeded = true;
         return 0;
@@ -296,6 +288,7 @@ int hermes_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, ui
                 bool immutable;
 
                 st = st0;
+                tot_begin(&st, ctx, now);
                 malformed = 0;
                 r = store_pass_open(&rd);
                 immutable = rd.conn.immutable;
@@ -337,6 +330,7 @@ int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret)
         if (!st.valid)
                 return -EINVAL;
         *ret = (struct hermes_figures){ .steps = st.steps, .calls = st.calls, .resets = st.resets,
-                                        .unmetered = st.unmetered, .tracked = st.n };
+                                        .unmetered = st.unmetered, .tracked = st.stored,
+                                        .beyond = st.beyond };
         return 0;
 }

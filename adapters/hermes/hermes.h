@@ -8,6 +8,8 @@
 
 /* Dedup-key format tag: bump when the key's fields change. */
 #define HERMES_KEY_STEP "hermes-step-v1" /* (session id, totals before, totals after, reset) */
+/* Spaces of the source state's keys (running-totals.h tot_update). */
+#define HERMES_SPACE_SESSION 's'
 
 /* adapter.collect_rows for state.db: every read takes all of `sessions`
  * (one row per session: small) and emits, per session whose totals grew,
@@ -28,8 +30,9 @@ struct hermes_figures {
         uint64_t steps;     /* rows emitted: growths of a session's totals */
         uint64_t calls;     /* the API calls those steps fold (api_call_count) */
         uint64_t resets;    /* totals that went down, counted whole again */
-        uint64_t unmetered; /* changes of a session whose snapshot the state no longer held */
-        uint32_t tracked;   /* sessions whose last snapshot is kept */
+        uint64_t unmetered; /* reads that found a change of a session whose snapshot is not kept */
+        uint64_t tracked;   /* sessions whose last snapshot is kept */
+        uint64_t beyond;    /* sessions past TOT_STORED_MAX: metered once whole, then not */
 };
 /* 0 and *ret; -EINVAL when ps holds no state of this reader. */
 int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret);

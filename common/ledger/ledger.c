@@ -161,6 +161,8 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
         }
         if (!l->rdonly && (r = backlog_open(l, txn)) < 0)
                 return r;
+        if ((r = srcstate_open(l, txn, !l->rdonly)) < 0)
+                return r;
         return ledger_outbox_open(l, txn); /* only where a team outbox was made */
 }
 
