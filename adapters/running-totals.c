@@ -14,7 +14,7 @@
 /* parse_state.priv, little-endian. Format 2:
  *   u8 2 | u8 flags | u64 fp | var at_ms | var seen_ms | var steps |
  *   var calls | var resets | var unmetered | u32 rest | u64 gen |
- *   var stored | var beyond
+ *   var stored | var beyond | var side_steps | var side_calls
  * Format 1 (read only): the same through rest, then u8 n |
  *   n x (u32 id | TOT_N x var), the snapshots held in priv itself.
  * A stored snapshot (key: space | session id):
@@ -49,6 +49,8 @@ struct tot_state tot_state_get(const struct parse_state *ps)
                 s.gen = br_u64(&r);
                 s.stored = br_var(&r);
                 s.beyond = br_var(&r);
+                s.side_steps = br_var(&r);
+                s.side_calls = br_var(&r);
         } else {
                 s.n_legacy = br_u8(&r);
                 if (s.n_legacy > TOT_SET_MAX)
@@ -86,7 +88,9 @@ void tot_state_put(struct parse_state *ps, const struct tot_state *st)
         bw_u64(&w, st->gen);
         bw_var(&w, st->stored);
         bw_var(&w, st->beyond);
-        ps->priv_len = w.overflow ? 0 : (uint32_t)w.len; /* ~70 bytes at most: always fits */
+        bw_var(&w, st->side_steps);
+        bw_var(&w, st->side_calls);
+        ps->priv_len = w.overflow ? 0 : (uint32_t)w.len; /* ~90 bytes at most: always fits */
 }
 
 void tot_begin(struct tot_state *st, const struct source_ctx *ctx, int64_t now_ms)

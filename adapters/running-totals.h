@@ -37,6 +37,7 @@ struct tot_state {
         int64_t at_ms;  /* ... at this time */
         int64_t seen_ms; /* sessions begun at or before this were seen by a read */
         uint64_t steps, calls, resets, unmetered;
+        uint64_t side_steps, side_calls; /* steps of a second kind of total (Hermes: auxiliary calls) */
         uint32_t rest;  /* digest of the snapshots of the sessions seen but not stored */
         uint64_t gen;   /* this database's generation: snapshots of another are not its own */
         uint64_t stored; /* snapshots in the source state */

@@ -483,6 +483,79 @@ static void test_bound(void)
         mem_state_free(&mem);
 }
 
+/* ---- auxiliary calls (schema 22: session_model_usage by task) ------------------------ */
+
+static void test_aux(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct hermes_figures f;
+        const struct usage_row *r;
+        struct src s;
+        sqlite3 *w;
+
+        xsnprintf(path, sizeof(path), "%s/aux.db", tmp);
+        w = db_build(path, "hermes/schema-22.sql", true);
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "schema 22: read");
+        is_int(b.n, 5, "two sessions and three auxiliary rows: five rows");
+        is_int(sum(&b).input, 2000 + 600 + 8000 + 150 + 1300, "input: the sessions' and the auxiliary calls'");
+        is_int(sum(&b).output, 300 + 40 + 700 + 12 + 90, "output too");
+        int aux = 0, haiku = 0, mini = 0;
+        for (size_t i = 0; i < b.n; i++) {
+                if (strcmp(b.rows[i].model, "claude-haiku-4-5") == 0 && strcmp(b.rows[i].session, "a-main") == 0)
+                        haiku++;
+                if (strcmp(b.rows[i].model, "gpt-5-mini") == 0 && b.rows[i].input == 1300 &&
+                    b.rows[i].cost_nano == 1000000 && strcmp(b.rows[i].project, "/home/u/app") == 0)
+                        mini++;
+                if (b.rows[i].input == 8000 || b.rows[i].input == 150 || b.rows[i].input == 1300)
+                        aux++;
+        }
+        is_int(haiku, 2, "compression and title: the auxiliary model, under the session's id");
+        is_int(mini, 1, "vision: its model, the provider's actual cost, the session's cwd");
+        is_int(aux, 3, "three auxiliary rows");
+        r = find(&b, "a-vision");
+        ok(r && r->input == 600 && strcmp(r->model, "gpt-5") == 0,
+           "the session's own row: the main loop's model, not the later auxiliary one");
+        bool apart = true;
+        for (size_t i = 0; i < b.n; i++)
+                for (size_t j = i + 1; j < b.n; j++)
+                        if (memcmp(&b.rows[i].key, &b.rows[j].key, sizeof(b.rows[i].key)) == 0)
+                                apart = false;
+        ok(apart, "five keys: an auxiliary row never shares a key with a session step");
+        hermes_figures(&s.ps, &f);
+        ok(f.steps == 2 && f.aux_steps == 3 && f.aux_calls == 4, "figures: 2 session steps, 3 auxiliary (4 calls)");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        is_int(b.n, 0, "read again: nothing");
+
+        /* a second compression: only session_model_usage moves */
+        sql(w, "UPDATE session_model_usage SET input_tokens = input_tokens + 500, output_tokens = output_tokens + 40, "
+               "api_call_count = api_call_count + 1, estimated_cost_usd = estimated_cost_usd + 0.0007 "
+               "WHERE session_id = 'a-main' AND task = 'compression'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 500 && b.rows[0].output == 40 && b.rows[0].cost_nano == 700000 &&
+                   strcmp(b.rows[0].model, "claude-haiku-4-5") == 0,
+           "an auxiliary call live: one row, exactly its growth, its model");
+        /* the main loop and an auxiliary call together: one row each */
+        sql(w, "UPDATE sessions SET input_tokens = input_tokens + 30, api_call_count = api_call_count + 1 "
+               "WHERE id = 'a-main'");
+        sql(w, "UPDATE session_model_usage SET input_tokens = input_tokens + 30, api_call_count = api_call_count + 1 "
+               "WHERE session_id = 'a-main' AND task = ''");
+        sql(w, "UPDATE session_model_usage SET input_tokens = input_tokens + 7 WHERE session_id = 'a-main' AND "
+               "task = 'title'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        is_int(b.n, 2, "a main-loop call and a title: two rows (the main loop's usage row is not counted again)");
+        is_int(sum(&b).input, 37, "... 30 and 7");
+        hermes_figures(&s.ps, &f);
+        ok(f.aux_steps == 5 && f.unmetered == 0, "figures: 5 auxiliary steps, nothing unmetered");
+        sqlite3_close(w);
+        row_batch_free(&b);
+        mem_state_free(&s.mem);
+}
+
 /* ---- a corrupt table beside a good one; a locked database --------------------------- */
 
 static void test_defensive(void)
@@ -590,6 +663,7 @@ int main(void)
         test_older();
         test_many();
         test_bound();
+        test_aux();
         test_defensive();
         test_public();
         return tap_done();
