@@ -71,6 +71,8 @@ struct ledger {
 int srcstate_open(struct ledger *l, MDB_txn *txn, bool create);
 /* A batch's state entries under its source path, inside txn. */
 int srcstate_put_batch(struct ledger *l, MDB_txn *txn, const struct commit_batch *b);
+/* A renamed source's states under its new path (ledger_move_checkpoint). */
+int srcstate_move(struct ledger *l, MDB_txn *txn, const char *from, const char *to);
 
 /* ---- the index's backlog (ledger/backlog.c) ------------------------------ */
 

@@ -641,6 +641,8 @@ static int move_txn(struct ledger *l, MDB_txn *txn, void *u)
         r = ledger_fail(l, mdb_del(txn, l->dbi[DB_SOURCES], &k, NULL));
         if (r < 0)
                 return r;
+        if ((r = srcstate_move(l, txn, m->from, m->to)) < 0) /* its states follow it */
+                return r;
         return ledger_put_checkpoint(l, txn, m->to, &cp);
 }
 

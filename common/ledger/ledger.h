@@ -103,7 +103,8 @@ int ledger_get_checkpoint(struct ledger *l, const char *path, struct checkpoint 
 int ledger_find_identity(struct ledger *l, uint64_t dev, uint64_t ino, char *ret_path,
                          size_t cap);
 /* Moves a checkpoint from old_path to new_path (a rename) in one transaction;
- * -ENOENT when old_path has none. The identity entry follows it. */
+ * -ENOENT when old_path has none. The identity entry and the source states
+ * follow it. */
 int ledger_move_checkpoint(struct ledger *l, const char *old_path, const char *new_path);
 /* Calls cb for every checkpoint; stops at a non-zero return, which it returns. */
 int ledger_foreach_checkpoint(struct ledger *l,

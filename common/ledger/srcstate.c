@@ -116,3 +116,49 @@ int ledger_count_source_states(struct ledger *l, const char *path, uint64_t *ret
         *ret_n = n;
         return 0;
 }
+
+int srcstate_move(struct ledger *l, MDB_txn *txn, const char *from, const char *to)
+{
+        uint8_t prefix[PREFIX_LEN], kb[PREFIX_LEN + SOURCE_STATE_KEY_MAX], vb[SOURCE_STATE_VALUE_MAX];
+        MDB_val k, v;
+        MDB_cursor *c;
+        int rc;
+
+        if (!l->have_srcstate || hash64(from, strlen(from)) == hash64(to, strlen(to)))
+                return 0; /* nothing kept, or the same prefix */
+        be64_put(prefix, hash64(from, strlen(from)));
+        /* one entry at a time: found under the old prefix, copied out of the
+         * txn's pages, deleted, put under the new one (a put may move pages
+         * under a cursor, so the walk starts again from the prefix) */
+        for (;;) {
+                k = (MDB_val){ .mv_size = PREFIX_LEN, .mv_data = prefix };
+                if ((rc = mdb_cursor_open(txn, l->dbi[DB_SRCSTATE], &c)) != 0)
+                        return ledger_fail(l, rc);
+                rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+                if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size < PREFIX_LEN || k.mv_size > sizeof(kb) ||
+                                                       memcmp(k.mv_data, prefix, PREFIX_LEN) != 0))) {
+                        mdb_cursor_close(c);
+                        return 0;
+                }
+                if (rc == 0 && v.mv_size > sizeof(vb))
+                        rc = MDB_CORRUPTED;
+                if (rc == 0) {
+                        size_t klen = k.mv_size, vlen = v.mv_size;
+                        memcpy(kb, k.mv_data, klen);
+                        memcpy(vb, v.mv_data, vlen);
+                        rc = mdb_cursor_del(c, 0);
+                        mdb_cursor_close(c);
+                        c = NULL;
+                        if (rc == 0) {
+                                be64_put(kb, hash64(to, strlen(to)));
+                                k = (MDB_val){ .mv_size = klen, .mv_data = kb };
+                                v = (MDB_val){ .mv_size = vlen, .mv_data = vb };
+                                rc = mdb_put(txn, l->dbi[DB_SRCSTATE], &k, &v, 0);
+                        }
+                }
+                if (c)
+                        mdb_cursor_close(c);
+                if (rc)
+                        return ledger_fail(l, rc);
+        }
+}

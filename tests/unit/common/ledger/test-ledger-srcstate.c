@@ -1,6 +1,7 @@
 /* Unit tests of source states (ledger.h, db srcstate) on a real LMDB file:
  * written with a batch's rows and checkpoint, read back by source and key,
- * replaced and deleted; kept apart per source; gone with a failed commit or
+ * replaced and deleted; kept apart per source; moved with a renamed
+ * source's checkpoint; gone with a failed commit or
  * an aborted group, as its rows are; bounds refused; and a ledger made
  * before the db existed opens read-only without it and gets it at its next
  * writable open. */
@@ -98,6 +99,15 @@ int main(void)
         is_str(get(l, "/a/state.db", "s1"), "three", "a group's reads see its states");
         ledger_group_abort(l);
         is_str(get(l, "/a/state.db", "s1"), "two", "an aborted group leaves the state as it was");
+        /* a rename moves them with the checkpoint */
+        commit_one(l, "/a/state.db", "r9", "s3", "three-3");
+        ok(ledger_move_checkpoint(l, "/a/state.db", "/a/moved.db") == 0, "the checkpoint moved (a rename)");
+        ok(strcmp(get(l, "/a/moved.db", "s1"), "two") == 0 && strcmp(get(l, "/a/moved.db", "s3"), "three-3") == 0 &&
+                   count(l, "/a/moved.db") == 2,
+           "... its two states under the new path");
+        ok(count(l, "/a/state.db") == 0 && count(l, "/b/state.db") == 1, "... none left under the old; /b's untouched");
+        ok(ledger_move_checkpoint(l, "/a/moved.db", "/a/state.db") == 0 && count(l, "/a/state.db") == 2,
+           "and back");
         l = ledger_close(l);
         ok(ledger_open(dir, LEDGER_RDONLY, &l) == 0 && strcmp(get(l, "/a/state.db", "s1"), "two") == 0,
            "reopened read-only: there");
