@@ -56,6 +56,7 @@ static int collect(struct src *s, struct row_batch *b)
 
 static void src_init(struct src *s, const char *path)
 {
+        mem_state_free(&s->mem); /* a src used again (zeroed when declared) */
         memset(s, 0, sizeof(*s));
         mem_state_init(&s->mem);
         xsnprintf(s->path, sizeof(s->path), "%s", path);
@@ -106,7 +107,7 @@ static void test_store(void)
         char path[PATH_MAX], p[PATH_MAX];
         struct row_batch b = { 0 };
         const struct usage_row *r;
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *db;
         char *text;
 
@@ -165,6 +166,7 @@ static void test_store(void)
         src_init(&s, path);
         is_int(collect(&s, &b), -EPROTO, "sessions without accumulated sums: -EPROTO");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 int main(void)

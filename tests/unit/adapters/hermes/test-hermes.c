@@ -75,6 +75,7 @@ struct src {
 
 static void src_init(struct src *s, const char *path)
 {
+        mem_state_free(&s->mem); /* a src used again (zeroed when declared) */
         memset(s, 0, sizeof(*s));
         mem_state_init(&s->mem);
         xsnprintf(s->path, sizeof(s->path), "%s", path);
@@ -168,7 +169,7 @@ static void test_schema20(void)
 {
         char path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         const struct usage_row *r;
         struct sums t;
 
@@ -268,6 +269,7 @@ static void test_schema20(void)
         ok(b.n == 1 && b.rows[0].input == 40 && strcmp(b.rows[0].session, "s-new") == 0, "a new session: whole");
         sqlite3_close(w);
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 /* ---- older schemas, not ours, empty -------------------------------------------------- */
@@ -276,7 +278,7 @@ static void test_older(void)
 {
         char path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         const struct usage_row *r;
 
         xsnprintf(path, sizeof(path), "%s/s12.db", tmp);
@@ -315,6 +317,7 @@ static void test_older(void)
         is_int(collect(&s, &b), COLLECT_DONE, "an empty file: nothing yet");
         is_int(b.n, 0, "... no rows");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 /* ---- many sessions: every one keeps its own snapshot -------------------------------- */
@@ -324,7 +327,7 @@ static void test_many(void)
         char path[PATH_MAX], q[512];
         struct row_batch b = { 0 };
         struct hermes_figures f;
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *db;
 
         xsnprintf(path, sizeof(path), "%s/many.db", tmp);
@@ -491,7 +494,7 @@ static void test_aux(void)
         struct row_batch b = { 0 };
         struct hermes_figures f;
         const struct usage_row *r;
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *w;
 
         xsnprintf(path, sizeof(path), "%s/aux.db", tmp);
@@ -562,7 +565,7 @@ static void test_defensive(void)
 {
         char path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *db, *w;
         sqlite3_stmt *st;
         int root = 0, page = 0;
@@ -609,6 +612,7 @@ static void test_defensive(void)
         sqlite3_close(w);
         is_int(collect(&s, &b), COLLECT_DONE, "the lock gone: read");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 /* ---- the public store ------------------------------------------------------------------ */
@@ -618,7 +622,7 @@ static void test_public(void)
         const char *env = getenv("AM_SAMPLES");
         char base[PATH_MAX], dir[PATH_MAX], cmd[PATH_MAX * 2 + 64], path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         struct sums t;
 
         if (env && *env)
@@ -652,6 +656,7 @@ static void test_public(void)
         ok(b.n && strcmp(b.rows[0].model, "mimo-v2.5-pro") == 0 && strcmp(b.rows[0].provider, "xiaomi") == 0,
            "model and provider from session_model_usage");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 int main(void)
