@@ -221,6 +221,26 @@ enum parse_result {
                                * malformed once it stays so after its writer is done */
 };
 
+/* A TABLE source's keyed state beside its checkpoint: what a reader keeps
+ * per item (a session's last running totals) when parse_state.priv is too
+ * small for all of them. The daemon keeps it in the ledger (its db
+ * `srcstate`) and commits what put() records with the rows and checkpoint
+ * of the same read, in one transaction, or not at all: a read that fails or
+ * is not committed leaves no trace of its puts. get() sees the puts of the
+ * read in progress. Keys 1..SRC_STATE_KEY_MAX bytes, values
+ * 1..SRC_STATE_VALUE_MAX (the ledger's SOURCE_STATE_*_MAX). */
+#define SRC_STATE_KEY_MAX   200
+#define SRC_STATE_VALUE_MAX 256
+struct source_state {
+        /* 0 and the value's first cap bytes (*ret_len its whole length),
+         * -ENOENT, or another negative errno (the read fails with it). */
+        int (*get)(void *u, const void *key, size_t key_len, void *ret_value, size_t cap,
+                   size_t *ret_len);
+        /* 0, -EINVAL (sizes), -ENOMEM. */
+        int (*put)(void *u, const void *key, size_t key_len, const void *value, size_t value_len);
+        void *u;
+};
+
 /* Everything a parser may want to know about the source it reads. */
 struct source_ctx {
         const struct adapter *adapter;
@@ -229,6 +249,8 @@ struct source_ctx {
         struct stat st;               /* as of this read */
         const void *config;           /* adapter's loaded config (e.g. PicoClaw model map) */
         uint64_t source_hash;         /* hash64(path) */
+        const struct source_state *state; /* TABLE sources; NULL: none kept (a
+                                           * reader then keeps only what priv holds) */
 };
 
 /* The figures status shows for a harness beyond the common ones (OpenClaw:

@@ -1,18 +1,27 @@
-/* The per-session snapshot set of the running-total stores (Hermes Agent,
- * Goose): kept in parse_state.priv, the most recently changed first, so a
- * session's next change is measured against what was read before it. */
+/* Per-session snapshots of the running-total stores (Hermes Agent, Goose):
+ * the state header in parse_state.priv, each session's last snapshot in the
+ * source's keyed state, so a session's next change is measured against
+ * what was read before it, however many sessions changed meanwhile. */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "binio.h"
 #include "running-totals.h"
 
-/* parse_state.priv, little-endian:
- *   u8 TOT_PRIV_FORMAT | u8 flags | u64 fp | var at_ms | var seen_ms |
- *   var steps | var calls | var resets | var unmetered | u32 rest | u8 n |
- *   n x (u32 id | TOT_N x var) */
-#define TOT_PRIV_FORMAT 1
+/* parse_state.priv, little-endian. Format 2:
+ *   u8 2 | u8 flags | u64 fp | var at_ms | var seen_ms | var steps |
+ *   var calls | var resets | var unmetered | u32 rest | u64 gen |
+ *   var stored | var beyond | var side_steps | var side_calls
+ * Format 1 (read only): the same through rest, then u8 n |
+ *   n x (u32 id | TOT_N x var), the snapshots held in priv itself.
+ * A stored snapshot (key: space | session id):
+ *   u8 SNAP_FORMAT | u64 gen | TOT_N x var */
+#define TOT_PRIV_FORMAT_HELD 1
+#define TOT_PRIV_FORMAT 2
+#define SNAP_FORMAT 1
 #define F_DONE   0x01u
 #define F_SEEDED 0x02u
 
@@ -20,9 +29,12 @@ struct tot_state tot_state_get(const struct parse_state *ps)
 {
         struct br r = { ps->priv, ps->priv_len, 0, false };
         struct tot_state s = { 0 };
-        uint8_t flags;
+        uint8_t flags, format;
 
-        if (ps->priv_len == 0 || br_u8(&r) != TOT_PRIV_FORMAT)
+        if (ps->priv_len == 0)
+                return (struct tot_state){ 0 };
+        format = br_u8(&r);
+        if (format != TOT_PRIV_FORMAT && format != TOT_PRIV_FORMAT_HELD)
                 return (struct tot_state){ 0 };
         flags = br_u8(&r);
         s.fp = br_u64(&r);
@@ -33,27 +45,35 @@ struct tot_state tot_state_get(const struct parse_state *ps)
         s.resets = br_var(&r);
         s.unmetered = br_var(&r);
         s.rest = br_u32(&r);
-        s.n = br_u8(&r);
-        if (s.n > TOT_SET_MAX)
-                return (struct tot_state){ 0 };
-        for (uint32_t i = 0; i < s.n; i++) {
-                s.s[i].id = br_u32(&r);
-                for (int k = 0; k < TOT_N; k++)
-                        s.s[i].v[k] = br_var(&r);
+        if (format == TOT_PRIV_FORMAT) {
+                s.gen = br_u64(&r);
+                s.stored = br_var(&r);
+                s.beyond = br_var(&r);
+                s.side_steps = br_var(&r);
+                s.side_calls = br_var(&r);
+        } else {
+                s.n_legacy = br_u8(&r);
+                if (s.n_legacy > TOT_SET_MAX)
+                        return (struct tot_state){ 0 };
+                for (uint32_t i = 0; i < s.n_legacy; i++) {
+                        s.legacy[i].id = br_u32(&r);
+                        for (int k = 0; k < TOT_N; k++)
+                                s.legacy[i].v[k] = br_var(&r);
+                }
         }
         if (r.bad || r.pos != r.len)
                 return (struct tot_state){ 0 };
         s.done = flags & F_DONE;
         s.seeded = flags & F_SEEDED;
-        s.valid = true;
+        s.valid = true; /* a format-1 state has no generation yet: tot_begin gives it one */
+        if (format == TOT_PRIV_FORMAT_HELD)
+                s.done = false; /* read once more, to store what it held */
         return s;
 }
 
 void tot_state_put(struct parse_state *ps, const struct tot_state *st)
 {
         struct bw w = { ps->priv, 0, sizeof(ps->priv), false };
-        size_t n_at, end;
-        uint32_t kept = 0;
 
         bw_u8(&w, TOT_PRIV_FORMAT);
         bw_u8(&w, (uint8_t)((st->done ? F_DONE : 0) | (st->seeded ? F_SEEDED : 0)));
@@ -65,20 +85,25 @@ void tot_state_put(struct parse_state *ps, const struct tot_state *st)
         bw_var(&w, st->resets);
         bw_var(&w, st->unmetered);
         bw_u32(&w, st->rest);
-        n_at = w.len;
-        bw_u8(&w, 0);
-        end = w.len;
-        for (uint32_t i = 0; i < st->n && !w.overflow; i++) {
-                bw_u32(&w, st->s[i].id);
-                for (int k = 0; k < TOT_N; k++)
-                        bw_var(&w, st->s[i].v[k]);
-                if (w.overflow)
-                        break;
-                end = w.len;
-                kept++;
+        bw_u64(&w, st->gen);
+        bw_var(&w, st->stored);
+        bw_var(&w, st->beyond);
+        bw_var(&w, st->side_steps);
+        bw_var(&w, st->side_calls);
+        ps->priv_len = w.overflow ? 0 : (uint32_t)w.len; /* ~90 bytes at most: always fits */
+}
+
+void tot_begin(struct tot_state *st, const struct source_ctx *ctx, int64_t now_ms)
+{
+        if (st->gen == 0) {
+                uint64_t mix[5] = { ctx->source_hash, (uint64_t)ctx->st.st_ino, (uint64_t)ctx->st.st_dev,
+                                    (uint64_t)now_ms, 0 };
+                /* random too: the same inode again within a millisecond */
+                (void)getrandom(&mix[4], sizeof(mix[4]), GRND_NONBLOCK);
+                st->gen = hash64(mix, sizeof(mix)) | 1; /* never 0: 0 is "none yet" */
         }
-        ps->priv[n_at] = (uint8_t)kept;
-        ps->priv_len = (uint32_t)end;
+        st->store = ctx->state;
+        st->pass_rest = 0;
 }
 
 uint32_t tot_session_id(const char *session)
@@ -96,82 +121,138 @@ uint32_t tot_snap_digest(const char *session, const uint64_t cur[TOT_N])
         return (uint32_t)hash64(buf, sizeof(buf));
 }
 
-static uint32_t held_digest(const struct tot_snap *p)
+/* The store's key of a session: space, then its id. */
+static size_t snap_key(char space, const char *session, uint8_t key[SRC_STATE_KEY_MAX])
 {
-        uint64_t buf[TOT_N + 1];
+        size_t n = strlen(session);
 
-        buf[0] = p->id;
-        memcpy(buf + 1, p->v, sizeof(uint64_t) * TOT_N);
-        return (uint32_t)hash64(buf, sizeof(buf));
+        if (n + 1 > SRC_STATE_KEY_MAX)
+                n = SRC_STATE_KEY_MAX - 1; /* ids are shorter (ROW_SESSION_MAX) */
+        key[0] = (uint8_t)space;
+        memcpy(key + 1, session, n);
+        return n + 1;
 }
 
-enum tot_change tot_update(struct tot_state *st, const char *session, bool begun_before,
-                           const uint64_t cur[TOT_N], uint64_t ret_delta[TOT_N], uint64_t ret_prev[TOT_N],
-                           uint32_t *io_evicted)
+/* The session's stored snapshot of this generation: 1 and v; 0 when there
+ * is none (or only another generation's); negative errno. */
+static int snap_get(const struct tot_state *st, const uint8_t *key, size_t key_len, uint64_t v[TOT_N])
 {
-        uint32_t id = tot_session_id(session), i;
-        enum tot_change c;
-        struct tot_snap snap = { .id = id };
+        uint8_t buf[SRC_STATE_VALUE_MAX];
+        size_t len = 0;
+        int r;
 
-        memcpy(snap.v, cur, sizeof(snap.v));
+        if (!st->store)
+                return 0;
+        r = st->store->get(st->store->u, key, key_len, buf, sizeof(buf), &len);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        struct br rd = { buf, len < sizeof(buf) ? len : sizeof(buf), 0, false };
+        if (br_u8(&rd) != SNAP_FORMAT || br_u64(&rd) != st->gen)
+                return 0; /* another database's (an earlier file under this name) */
+        for (int k = 0; k < TOT_N; k++)
+                v[k] = br_var(&rd);
+        return rd.bad || rd.pos != len ? 0 : 1;
+}
+
+static int snap_put(const struct tot_state *st, const uint8_t *key, size_t key_len, const uint64_t v[TOT_N])
+{
+        uint8_t buf[SRC_STATE_VALUE_MAX];
+        struct bw w = { buf, 0, sizeof(buf), false };
+
+        bw_u8(&w, SNAP_FORMAT);
+        bw_u64(&w, st->gen);
+        for (int k = 0; k < TOT_N; k++)
+                bw_var(&w, v[k]);
+        if (w.overflow)
+                return -ENOBUFS;
+        return st->store->put(st->store->u, key, key_len, buf, w.len);
+}
+
+/* A format-1 state's snapshot of the session: 1 and v (taken out of the
+ * set), 0 when it held none. */
+static int legacy_take(struct tot_state *st, const char *session, uint64_t v[TOT_N])
+{
+        uint32_t id = tot_session_id(session);
+
+        for (uint32_t i = 0; i < st->n_legacy; i++) {
+                if (st->legacy[i].id != id)
+                        continue;
+                memcpy(v, st->legacy[i].v, sizeof(uint64_t) * TOT_N);
+                st->legacy[i] = st->legacy[--st->n_legacy];
+                return 1;
+        }
+        return 0;
+}
+
+int tot_update(struct tot_state *st, char space, const char *session, bool begun_before,
+               const uint64_t cur[TOT_N], uint64_t ret_delta[TOT_N], uint64_t ret_prev[TOT_N])
+{
+        uint8_t key[SRC_STATE_KEY_MAX];
+        size_t key_len = snap_key(space, session, key);
+        uint64_t max = st->max_stored ? st->max_stored : TOT_STORED_MAX;
+        bool from_legacy = false, same = true, down;
+        int found, r;
+
         memset(ret_delta, 0, sizeof(uint64_t) * TOT_N);
         memset(ret_prev, 0, sizeof(uint64_t) * TOT_N);
-        for (i = 0; i < st->n && st->s[i].id != id; i++)
-                ;
-        if (i < st->n) {
-                bool down, same = true;
-                memcpy(ret_prev, st->s[i].v, sizeof(uint64_t) * TOT_N);
-                for (int k = 0; k < TOT_N; k++)
-                        if (cur[k] != ret_prev[k])
-                                same = false;
-                if (same)
-                        return TOT_SAME; /* stays where it is: only a change moves it up */
-                /* a token counter that went down is a reset; the calls count or
-                 * the cost alone going down (a rewound estimate) is not */
-                down = cur[TOT_INPUT] < ret_prev[TOT_INPUT] || cur[TOT_OUTPUT] < ret_prev[TOT_OUTPUT] ||
-                       cur[TOT_CACHE_READ] < ret_prev[TOT_CACHE_READ] ||
-                       cur[TOT_CACHE_WRITE] < ret_prev[TOT_CACHE_WRITE];
-                if (down) {
-                        memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
-                        c = TOT_RESET;
-                } else {
-                        for (int k = 0; k < TOT_N; k++)
-                                ret_delta[k] = cur[k] > ret_prev[k] ? cur[k] - ret_prev[k] : 0;
-                        c = TOT_STEP;
-                }
-                memmove(&st->s[1], &st->s[0], sizeof(st->s[0]) * i);
-        } else {
-                if (begun_before)
-                        return TOT_UNHELD;
-                c = TOT_FIRST;
-                memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
-                if (st->n == TOT_SET_MAX)
-                        *io_evicted += held_digest(&st->s[--st->n]);
-                memmove(&st->s[1], &st->s[0], sizeof(st->s[0]) * st->n);
-                st->n++;
+        found = snap_get(st, key, key_len, ret_prev);
+        if (found < 0)
+                return found;
+        if (!found && st->n_legacy && st->store && legacy_take(st, session, ret_prev)) {
+                found = 1;
+                from_legacy = true; /* stored now, changed or not */
         }
-        st->s[0] = snap;
-        return c;
+        if (!found) {
+                if (begun_before || !st->store || st->stored >= max) {
+                        /* watched by the digest only; a first sight past the
+                         * bound is metered whole once, here */
+                        st->pass_rest += tot_snap_digest(session, cur);
+                        if (begun_before)
+                                return TOT_UNHELD;
+                        st->beyond++;
+                        memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
+                        return TOT_FIRST;
+                }
+                if ((r = snap_put(st, key, key_len, cur)) < 0)
+                        return r;
+                st->stored++;
+                memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
+                return TOT_FIRST;
+        }
+        for (int k = 0; k < TOT_N; k++)
+                if (cur[k] != ret_prev[k])
+                        same = false;
+        if (same || from_legacy) {
+                if (from_legacy && (r = snap_put(st, key, key_len, cur)) < 0)
+                        return r;
+                if (from_legacy)
+                        st->stored++;
+                if (same)
+                        return TOT_SAME;
+        } else if ((r = snap_put(st, key, key_len, cur)) < 0) {
+                return r;
+        }
+        /* a token counter that went down is a reset; the calls count or
+         * the cost alone going down (a rewound estimate) is not */
+        down = cur[TOT_INPUT] < ret_prev[TOT_INPUT] || cur[TOT_OUTPUT] < ret_prev[TOT_OUTPUT] ||
+               cur[TOT_CACHE_READ] < ret_prev[TOT_CACHE_READ] || cur[TOT_CACHE_WRITE] < ret_prev[TOT_CACHE_WRITE];
+        if (down) {
+                memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
+                return TOT_RESET;
+        }
+        for (int k = 0; k < TOT_N; k++)
+                ret_delta[k] = cur[k] > ret_prev[k] ? cur[k] - ret_prev[k] : 0;
+        return TOT_STEP;
 }
 
-void tot_finish(struct tot_state *st, uint32_t unheld, uint32_t evicted)
+void tot_finish(struct tot_state *st)
 {
-        struct parse_state ps;
-        struct tot_state probe;
-
-        if (st->seeded && unheld != st->rest)
+        if (st->seeded && st->pass_rest != st->rest)
                 st->unmetered++;
-        /* how many snapshots fit: encode once and see, with the times the
-         * caller sets afterwards at their widest */
-        st->rest = unheld + evicted;
-        probe = *st;
-        probe.at_ms = probe.seen_ms = INT64_MAX;
-        tot_state_put(&ps, &probe);
-        probe = tot_state_get(&ps);
-        for (uint32_t i = probe.valid ? probe.n : 0; i < st->n; i++)
-                st->rest += held_digest(&st->s[i]);
-        if (probe.valid)
-                st->n = probe.n;
+        st->rest = st->pass_rest;
+        st->n_legacy = 0; /* what it held is stored now (or its session is gone) */
 }
 
 int tot_step_key(const char *tag, const char *session, const uint64_t prev[TOT_N], const uint64_t cur[TOT_N],

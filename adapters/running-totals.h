@@ -1,6 +1,8 @@
-/* Running totals per session turned into positive deltas: the snapshot set
- * a table adapter keeps in parse_state.priv (Hermes Agent, Goose), the
- * step between two snapshots of one session, and its content key. */
+/* Running totals per session turned into positive deltas: each session's
+ * last snapshot (kept in the source's keyed state beside its checkpoint,
+ * adapter.h struct source_state, so every session keeps its own, written
+ * with the rows that measured it), the step between two snapshots of one
+ * session, and its content key (Hermes Agent, Goose). */
 #pragma once
 
 #include <stdbool.h>
@@ -12,14 +14,21 @@
 /* The counters of one snapshot, in this order. */
 enum { TOT_INPUT, TOT_OUTPUT, TOT_CACHE_READ, TOT_CACHE_WRITE, TOT_REASONING, TOT_CALLS, TOT_COST_NANO, TOT_N };
 
-#define TOT_SET_MAX 64 /* snapshots held in memory; as many as fit priv are kept */
+/* Snapshots one source keeps: past this many sessions (far past any real
+ * store: a heavy user's Hermes has a few thousand) a new session is metered
+ * once whole and then only watched by a digest (status: sessions_beyond,
+ * and its later changes unmetered_changes). About 60 bytes each in the
+ * ledger. */
+#define TOT_STORED_MAX 100000
+#define TOT_SET_MAX 64 /* snapshots a state of format 1 held in priv (read once, then stored) */
 
 struct tot_snap {
         uint32_t id; /* hash of the session id */
         uint64_t v[TOT_N];
 };
 
-/* What a database source keeps between calls. */
+/* What a database source keeps between calls (in parse_state.priv: a
+ * fixed, small header; the snapshots are in the source state). */
 struct tot_state {
         bool valid;
         bool done;      /* the last call read everything of the database with ... */
@@ -28,41 +37,51 @@ struct tot_state {
         int64_t at_ms;  /* ... at this time */
         int64_t seen_ms; /* sessions begun at or before this were seen by a read */
         uint64_t steps, calls, resets, unmetered;
-        uint32_t rest;  /* digest of the snapshots of the sessions seen but not held */
-        uint32_t n;     /* snapshots, the most recently changed first */
-        struct tot_snap s[TOT_SET_MAX];
+        uint64_t side_steps, side_calls; /* steps of a second kind of total (Hermes: auxiliary calls) */
+        uint32_t rest;  /* digest of the snapshots of the sessions seen but not stored */
+        uint64_t gen;   /* this database's generation: snapshots of another are not its own */
+        uint64_t stored; /* snapshots in the source state */
+        uint64_t beyond; /* sessions first seen when TOT_STORED_MAX were stored */
+        /* per read, not persisted: */
+        const struct source_state *store; /* NULL: nothing can be stored */
+        uint64_t max_stored;  /* 0: TOT_STORED_MAX (tests lower it) */
+        uint32_t pass_rest;   /* digest of this read's sessions not stored */
+        uint32_t n_legacy;    /* a format-1 state's snapshots, stored by the next read */
+        struct tot_snap legacy[TOT_SET_MAX];
 };
 
 /* parse_state.priv <-> state. get: an all-zero state (valid false) for
- * anything but a whole state of this format. put: the snapshots past what
- * fits are dropped (tot_finish has folded them into the digest). */
+ * anything but a whole state of format 1 or 2 (format 1 held up to
+ * TOT_SET_MAX snapshots in priv: they come back in legacy). put: format 2. */
 struct tot_state tot_state_get(const struct parse_state *ps);
 void tot_state_put(struct parse_state *ps, const struct tot_state *st);
 
+/* Before a read: a state without a generation (new, or of format 1) gets
+ * one (the source's identity, the time and random bits mixed), the store
+ * is set, the read's digest zeroed. */
+void tot_begin(struct tot_state *st, const struct source_ctx *ctx, int64_t now_ms);
+
 uint32_t tot_session_id(const char *session);
 
-/* What one session's current totals mean against the state:
+/* What one session's current totals mean against its last snapshot:
  * TOT_FIRST  never seen: the totals are new (whole)
  * TOT_STEP   seen, grew: *ret_delta is the growth
  * TOT_SAME   seen, unchanged
  * TOT_RESET  seen, a counter went down: the totals count whole again
- * TOT_UNHELD seen by an earlier read, but its snapshot is not held (more
- *            sessions changed since than priv holds): the caller adds
- *            tot_snap_digest of it to the digest it passes to tot_finish
- * Otherwise the state's snapshot of the session becomes cur and moves to the
- * front; a snapshot pushed out of the set is added to *io_evicted. */
+ * TOT_UNHELD seen by an earlier read, but its snapshot is not stored (past
+ *            TOT_STORED_MAX, or no store): watched by the digest only
+ * space tells apart keys of different things of one source (Hermes:
+ * sessions and auxiliary calls). A snapshot that changed is put into the
+ * store. Negative errno when the store fails (the read fails). */
 enum tot_change { TOT_FIRST, TOT_STEP, TOT_SAME, TOT_RESET, TOT_UNHELD };
-enum tot_change tot_update(struct tot_state *st, const char *session, bool begun_before,
-                           const uint64_t cur[TOT_N], uint64_t ret_delta[TOT_N], uint64_t ret_prev[TOT_N],
-                           uint32_t *io_evicted);
+int tot_update(struct tot_state *st, char space, const char *session, bool begun_before,
+               const uint64_t cur[TOT_N], uint64_t ret_delta[TOT_N], uint64_t ret_prev[TOT_N]);
 uint32_t tot_snap_digest(const char *session, const uint64_t cur[TOT_N]);
 
-/* After a read: the sessions not held changed since the last read when
+/* After a read: the sessions not stored changed since the last read when
  * their digest differs from the one kept (one unmetered change: which
- * session grew, and by what, cannot be known); the snapshots that will not
- * fit priv join the digest of the rest (counted with at_ms and seen_ms at
- * their widest, so the caller may set them afterwards). */
-void tot_finish(struct tot_state *st, uint32_t unheld, uint32_t evicted);
+ * session grew, and by what, cannot be known). */
+void tot_finish(struct tot_state *st);
 
 /* The content key of a step: tag, session id, the totals before (zeros for
  * a first sight), after, and whether it followed a reset. The same step

@@ -80,7 +80,8 @@ static enum classify_result crush_classify(const char *relpath, const char *name
 }
 
 /* {"event": ..., "stores": [{path, calls, leftover_sessions,
- * leftover_tokens, root_sessions, cost_usd}], "notes": the same as text},
+ * leftover_tokens, root_sessions, cost_usd}], "token_classes": why a call's
+ * tokens are not split into cache classes, "notes": the same as text},
  * from the checkpoints alone. */
 static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
 {
@@ -125,6 +126,8 @@ static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
         json_object_object_add(res, "leftovers",
                                json_object_new_string("the last call of each session a first scan found, "
                                                       "tokens not counted: not the sessions' totals"));
+        json_object_object_add(res, "token_classes", json_object_new_string(CRUSH_TOKEN_CLASSES));
+        json_object_array_add(notes, json_object_new_string(CRUSH_TOKEN_CLASSES));
         json_object_object_add(res, "stores", arr);
         json_object_object_add(res, "notes", notes);
         return res;

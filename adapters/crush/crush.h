@@ -39,3 +39,16 @@ struct crush_figures {
 };
 /* 0 and *ret; -EINVAL when ps holds no state of this reader. */
 int crush_figures(const struct parse_state *ps, struct crush_figures *ret);
+
+/* Why a live call's tokens stay prompt (as input) and completion (as
+ * output), for status and the README: Crush writes each as a sum of two
+ * classes, by a formula that changed at v0.36.0 (charmbracelet/crush
+ * 5ddf9d1, "fix: token calculation"), and no migration came with that
+ * release, so crush.db does not tell which formula wrote a row; and
+ * either formula leaves a sum no reading can take apart. */
+#define CRUSH_TOKEN_CLASSES                                                                              \
+        "a call's tokens are Crush's prompt (counted as input) and completion (as output), not split into " \
+        "cache classes: up to v0.35 prompt = input + cache write and completion = output + cache read, "   \
+        "from v0.36.0 prompt = input + cache read and completion = output; crush.db does not say which "    \
+        "release wrote a row (no migration came with v0.36.0), and either way each figure is a sum of two " \
+        "classes that cannot be taken apart"

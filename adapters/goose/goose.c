@@ -134,7 +134,6 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
                          struct row_batch *out, uint64_t *io_malformed)
 {
         int64_t seen = st->seen_ms, max_started = st->seen_ms;
-        uint32_t unheld = 0, evicted = 0;
         int rc, r;
 
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -143,7 +142,7 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
                 int64_t started = secs_ms(q, C_CREATED), updated = secs_ms(q, C_UPDATED);
                 char session[ROW_SESSION_MAX], type[32];
                 struct usage_row *row;
-                enum tot_change c;
+                int c;
 
                 if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
                         (*io_malformed)++;
@@ -154,13 +153,11 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
                 cur[TOT_OUTPUT] = tot_count(sqlite3_column_double(q, C_OUT));
                 if (started > max_started)
                         max_started = started;
-                c = tot_update(st, session, st->seeded && started <= seen, cur, d, prev, &evicted);
-                if (c == TOT_SAME)
+                c = tot_update(st, 's', session, st->seeded && started <= seen, cur, d, prev);
+                if (c < 0)
+                        return c;
+                if (c == TOT_SAME || c == TOT_UNHELD)
                         continue;
-                if (c == TOT_UNHELD) {
-                        unheld += tot_snap_digest(session, cur);
-                        continue;
-                }
                 if (c == TOT_RESET)
                         st->resets++;
                 if (d[TOT_INPUT] + d[TOT_OUTPUT] == 0)
@@ -199,7 +196,7 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
         }
         if (rc != SQLITE_DONE)
                 return -EIO;
-        tot_finish(st, unheld, evicted);
+        tot_finish(st);
         st->seen_ms = max_started;
         st->seeded = true;
         return 0;
@@ -255,6 +252,7 @@ static int goose_collect_rows(const struct source_ctx *ctx, struct parse_state *
                 bool immutable = false;
 
                 st = st0;
+                tot_begin(&st, ctx, now);
                 malformed = 0;
                 r = read_db(ctx, &st, now, out, &malformed, &immutable);
                 if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
@@ -312,7 +310,8 @@ static struct json_object *goose_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "steps", json_object_new_int64((int64_t)st.steps));
                 json_object_object_add(d, "resets", json_object_new_int64((int64_t)st.resets));
                 json_object_object_add(d, "unmetered_changes", json_object_new_int64((int64_t)st.unmetered));
-                json_object_object_add(d, "sessions_tracked", json_object_new_int64(st.n));
+                json_object_object_add(d, "sessions_tracked", json_object_new_int64((int64_t)st.stored));
+                json_object_object_add(d, "sessions_beyond", json_object_new_int64((int64_t)st.beyond));
                 json_object_array_add(arr, d);
                 snprintf(line, sizeof(line), "%s: %llu steps, %llu resets, %llu changes not metered", path,
                          (unsigned long long)st.steps, (unsigned long long)st.resets,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "adapt-sqlite.h"
+#include "binio.h"
 #include "hermes/hermes.h"
 #include "running-totals.h"
 #include "timefmt.h"
@@ -99,7 +100,7 @@ struct store_pass {
         const struct source_ctx *ctx;
         struct adapt_db conn;
         sqlite3 *db;
-        sqlite3_stmt *q_sessions, *q_usage;
+        sqlite3_stmt *q_sessions, *q_usage, *q_aux;
         int64_t now_ms;
 };
 
@@ -107,13 +108,64 @@ static void store_pass_close(struct store_pass *rd)
 {
         sqlite3_finalize(rd->q_sessions);
         sqlite3_finalize(rd->q_usage);
-        rd->q_sessions = rd->q_usage = NULL;
+        sqlite3_finalize(rd->q_aux);
+        rd->q_sessions = rd->q_usage = rd->q_aux = NULL;
         adapt_db_close(&rd->conn);
         rd->db = NULL;
 }
 
 static const char Q_USAGE[] = "SELECT model, billing_provider, last_seen FROM session_model_usage "
                               "WHERE session_id = ?1 ORDER BY COALESCE(last_seen, first_seen, 0) DESC LIMIT 1";
+/* from schema 22 on: the main loop's rows only (task ''), not an auxiliary model */
+static const char Q_USAGE_MAIN[] = "SELECT model, billing_provider, last_seen FROM session_model_usage "
+                                   "WHERE session_id = ?1 AND task = '' "
+                                   "ORDER BY COALESCE(last_seen, first_seen, 0) DESC LIMIT 1";
+
+/* The auxiliary calls' columns of session_model_usage (schema 22 on: rows
+ * whose task is not ''), NULL where the schema lacks them, and the
+ * session's cwd. */
+enum { A_SESSION, A_MODEL, A_PROVIDER, A_BASE_URL, A_MODE, A_TASK, A_CALLS, A_IN, A_OUT, A_CR, A_CW, A_REASON,
+       A_EST, A_ACT, A_FIRST, A_LAST, A_NCOLS };
+static const char *const aux_cols[A_NCOLS] = {
+        "session_id",        "model",         "billing_provider",  "billing_base_url",   "billing_mode",
+        "task",              "api_call_count", "input_tokens",     "output_tokens",      "cache_read_tokens",
+        "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "first_seen",
+        "last_seen",
+};
+
+/* The auxiliary calls' query: 0 and the statement, 1 when the schema has
+ * none (no task column: before schema 22, or no table), negative errno. */
+static int aux_prepare(sqlite3 *db, sqlite3_stmt **ret_stmt)
+{
+        char q[1024];
+        size_t len = 0;
+        bool cwd;
+        int rc;
+
+        if (!has_column(db, "session_model_usage", "task", &rc))
+                return rc == SQLITE_OK ? 1 : adapt_sql_errno(db, rc);
+        len += (size_t)snprintf(q + len, sizeof(q) - len, "SELECT ");
+        for (int i = 0; i < A_NCOLS; i++) {
+                bool have = has_column(db, "session_model_usage", aux_cols[i], &rc);
+                if (rc != SQLITE_OK)
+                        return adapt_sql_errno(db, rc);
+                if (!have && (i == A_SESSION || i == A_MODEL || i == A_IN || i == A_OUT))
+                        return 1; /* not a shape we know: nothing read from it */
+                len += (size_t)snprintf(q + len, sizeof(q) - len, "%s%s%s", i ? ", " : "", have ? "u." : "",
+                                        have ? aux_cols[i] : "NULL");
+        }
+        cwd = has_column(db, "sessions", "cwd", &rc);
+        if (rc != SQLITE_OK)
+                return adapt_sql_errno(db, rc);
+        len += (size_t)snprintf(q + len, sizeof(q) - len,
+                                ", %s FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id "
+                                "WHERE u.task IS NOT NULL AND u.task <> '' ORDER BY u.first_seen",
+                                cwd ? "s.cwd" : "NULL");
+        if (len >= sizeof(q))
+                return -ENOBUFS;
+        rc = sqlite3_prepare_v2(db, q, -1, ret_stmt, NULL);
+        return rc == SQLITE_OK ? 0 : 1; /* a broken table costs only its auxiliary calls */
+}
 
 /* 0; 1 when there is no sessions table yet (a new database); negative errno. */
 static int store_pass_open(struct store_pass *rd)
@@ -136,8 +188,11 @@ static int store_pass_open(struct store_pass *rd)
                 return adapt_sql_errno(rd->db, rc);
         /* optional: older schemas have no session_model_usage, and a broken
          * one costs only the model names it held */
-        if (sqlite3_prepare_v2(rd->db, Q_USAGE, -1, &rd->q_usage, NULL) != SQLITE_OK)
+        bool tasks = has_column(rd->db, "session_model_usage", "task", &rc);
+        if (sqlite3_prepare_v2(rd->db, tasks ? Q_USAGE_MAIN : Q_USAGE, -1, &rd->q_usage, NULL) != SQLITE_OK)
                 rd->q_usage = NULL;
+        if ((r = aux_prepare(rd->db, &rd->q_aux)) < 0)
+                return r;
         return 0;
 }
 
@@ -214,10 +269,112 @@ static int emit(struct store_pass *rd, sqlite3_stmt *st, const char *session, en
         return 1;
 }
 
+/* One auxiliary row's identity, as the source state's and the row key's
+ * session part: the hash of its whole key (session, model, provider, base
+ * URL, mode, task) and the task, short and bounded. */
+static void aux_id(sqlite3_stmt *q, const char *session, const char *task, char *ret, size_t cap)
+{
+        struct keyhash h;
+        struct row_key k;
+
+        keyhash_begin(&h, "hermes-aux-id");
+        keyhash_str(&h, session);
+        for (int c = A_MODEL; c <= A_TASK; c++) {
+                const unsigned char *t = sqlite3_column_text(q, c);
+                keyhash_str(&h, t ? (const char *)t : "");
+        }
+        keyhash_end(&h, &k);
+        snprintf(ret, cap, "%016llx%016llx|%.40s", (unsigned long long)be64_get(k.b),
+                 (unsigned long long)be64_get(k.b + 8), task);
+}
+
+/* The auxiliary calls (schema 22 on): each row of session_model_usage
+ * whose task is not '' keeps running totals of one (session, model,
+ * provider, task); its growth is one row, keyed apart from the sessions'
+ * steps (HERMES_KEY_AUX, state space HERMES_SPACE_AUX). */
+static int read_aux(struct store_pass *rd, struct tot_state *st, int64_t seen, int64_t *io_max_started,
+                    struct row_batch *out, uint64_t *io_malformed)
+{
+        sqlite3_stmt *q = rd->q_aux;
+        int rc, r;
+
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+                const unsigned char *sid = sqlite3_column_text(q, A_SESSION);
+                uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
+                int64_t first = secs_ms(q, A_FIRST), last = secs_ms(q, A_LAST);
+                char session[ROW_SESSION_MAX], task[48], id[96];
+                double act = sqlite3_column_double(q, A_ACT), est = sqlite3_column_double(q, A_EST);
+                struct usage_row *row;
+
+                if (!sid || !sid[0] || (size_t)sqlite3_column_bytes(q, A_SESSION) >= sizeof(session)) {
+                        (*io_malformed)++;
+                        continue;
+                }
+                memcpy(session, sid, (size_t)sqlite3_column_bytes(q, A_SESSION) + 1);
+                col_text(q, A_TASK, task, sizeof(task));
+                aux_id(q, session, task, id, sizeof(id));
+                cur[TOT_INPUT] = col_count(q, A_IN);
+                cur[TOT_OUTPUT] = col_count(q, A_OUT);
+                cur[TOT_CACHE_READ] = col_count(q, A_CR);
+                cur[TOT_CACHE_WRITE] = col_count(q, A_CW);
+                cur[TOT_REASONING] = col_count(q, A_REASON);
+                cur[TOT_CALLS] = col_count(q, A_CALLS);
+                cur[TOT_COST_NANO] = act > 0 ? tot_usd_nano(act) : tot_usd_nano(est);
+                if (first > *io_max_started)
+                        *io_max_started = first;
+                int c = tot_update(st, HERMES_SPACE_AUX, id, st->seeded && first > 0 && first <= seen, cur, d, prev);
+                if (c < 0)
+                        return c;
+                if (c == TOT_SAME || c == TOT_UNHELD)
+                        continue;
+                if (c == TOT_RESET)
+                        st->resets++;
+                if (d[TOT_INPUT] + d[TOT_OUTPUT] + d[TOT_CACHE_READ] + d[TOT_CACHE_WRITE] == 0 && d[TOT_COST_NANO] == 0)
+                        continue;
+                if ((r = row_batch_push(out, &row)) < 0)
+                        return r;
+                if ((r = tot_step_key(HERMES_KEY_AUX, id, prev, cur, c == TOT_RESET, &row->key)) < 0) {
+                        out->n--;
+                        return r;
+                }
+                row->kind = ROW_KIND_SNAPSHOT_STEP;
+                row->flags = ROW_F_TOKENS_KNOWN;
+                ROW_SET(row->tool, "hermes");
+                row_set_str(row->session, sizeof(row->session), session, strlen(session));
+                col_text(q, A_NCOLS, row->project, sizeof(row->project)); /* the session's cwd */
+                col_text(q, A_MODEL, row->model, sizeof(row->model));
+                col_text(q, A_PROVIDER, row->provider, sizeof(row->provider));
+                row->input = d[TOT_INPUT];
+                row->output = d[TOT_OUTPUT];
+                row->cache_read = d[TOT_CACHE_READ];
+                row->cache_write = d[TOT_CACHE_WRITE];
+                row->reasoning = d[TOT_REASONING] <= d[TOT_OUTPUT] ? d[TOT_REASONING] : d[TOT_OUTPUT];
+                row->total = row->input + row->output + row->cache_read + row->cache_write;
+                if (d[TOT_COST_NANO] > 0) {
+                        row->cost_source = COST_VENDOR;
+                        row->cost_nano = (int64_t)d[TOT_COST_NANO];
+                }
+                if (st->seeded) {
+                        row->time_ms = rd->now_ms;
+                } else {
+                        row->time_ms = last > first ? last : first;
+                        if (!row->time_ms) {
+                                row->time_ms = rd->now_ms;
+                                row->flags |= ROW_F_TIME_APPROX;
+                        }
+                }
+                row->source_hash = rd->ctx->source_hash;
+                st->side_steps++;
+                st->side_calls += d[TOT_CALLS];
+        }
+        if (rc != SQLITE_DONE)
+                (*io_malformed)++; /* a broken table costs only the auxiliary calls not read */
+        return 0;
+}
+
 static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row_batch *out, uint64_t *io_malformed)
 {
         int64_t seen = st->seen_ms, max_started = st->seen_ms;
-        uint32_t unheld = 0, evicted = 0;
         int rc, r;
 
         while ((rc = sqlite3_step(rd->q_sessions)) == SQLITE_ROW) {
@@ -226,7 +383,6 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
                 uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
                 int64_t started = secs_ms(q, C_STARTED);
                 char session[ROW_SESSION_MAX];
-                enum tot_change c;
                 double act = sqlite3_column_double(q, C_ACT), est = sqlite3_column_double(q, C_EST);
 
                 if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
@@ -245,19 +401,13 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
                                                                                              : tot_usd_nano(est);
                 if (started > max_started)
                         max_started = started;
-                c = tot_update(st, session, st->seeded && started <= seen, cur, d, prev, &evicted);
-                switch (c) {
-                case TOT_SAME:
+                int c = tot_update(st, HERMES_SPACE_SESSION, session, st->seeded && started <= seen, cur, d, prev);
+                if (c < 0)
+                        return c;
+                if (c == TOT_SAME || c == TOT_UNHELD)
                         continue;
-                case TOT_UNHELD:
-                        unheld += tot_snap_digest(session, cur);
-                        continue;
-                case TOT_RESET:
+                if (c == TOT_RESET)
                         st->resets++;
-                        break;
-                default:
-                        break;
-                }
                 r = emit(rd, q, session, c, st->seeded, prev, cur, d, out);
                 if (r < 0)
                         return r;
@@ -268,7 +418,9 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
         }
         if (rc != SQLITE_DONE)
                 return adapt_sql_errno(rd->db, rc);
-        tot_finish(st, unheld, evicted);
+        if (rd->q_aux && (r = read_aux(rd, st, seen, &max_started, out, io_malformed)) < 0)
+                return r;
+        tot_finish(st);
         st->seen_ms = max_started;
         st->seeded = true;
         return 0;
@@ -296,6 +448,7 @@ int hermes_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, ui
                 bool immutable;
 
                 st = st0;
+                tot_begin(&st, ctx, now);
                 malformed = 0;
                 r = store_pass_open(&rd);
                 immutable = rd.conn.immutable;
@@ -337,6 +490,8 @@ int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret)
         if (!st.valid)
                 return -EINVAL;
         *ret = (struct hermes_figures){ .steps = st.steps, .calls = st.calls, .resets = st.resets,
-                                        .unmetered = st.unmetered, .tracked = st.n };
+                                        .unmetered = st.unmetered, .tracked = st.stored,
+                                        .beyond = st.beyond, .aux_steps = st.side_steps,
+                                        .aux_calls = st.side_calls };
         return 0;
 }

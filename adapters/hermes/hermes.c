@@ -62,7 +62,8 @@ static void safe_path(char *dst, size_t cap, const char *src)
 }
 
 /* {"event": what one row is, "stores": [{path, steps, calls, resets,
- * unmetered_changes, sessions_tracked}], "notes": the same as text}, from
+ * unmetered_changes, sessions_tracked, sessions_beyond, aux_steps,
+ * aux_calls}], "notes": the same as text}, from
  * each database's checkpoint alone (no database is opened for status). */
 static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
 {
@@ -72,7 +73,9 @@ static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
         char line[PATH_MAX + 256];
 
         json_object_array_add(notes, json_object_new_string("an event is the growth of one session's running "
-                                                            "totals between two reads (one or more API calls)"));
+                                                            "totals between two reads (one or more API calls), "
+                                                            "or of one auxiliary model's totals in a session "
+                                                            "(compression, title, vision: schema 22 on)"));
         while (arr && res && ctx->next(ctx->it, &v)) {
                 struct hermes_figures f;
                 struct parse_state ps;
@@ -89,18 +92,25 @@ static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "calls", json_object_new_int64((int64_t)f.calls));
                 json_object_object_add(d, "resets", json_object_new_int64((int64_t)f.resets));
                 json_object_object_add(d, "unmetered_changes", json_object_new_int64((int64_t)f.unmetered));
-                json_object_object_add(d, "sessions_tracked", json_object_new_int64(f.tracked));
+                json_object_object_add(d, "sessions_tracked", json_object_new_int64((int64_t)f.tracked));
+                json_object_object_add(d, "sessions_beyond", json_object_new_int64((int64_t)f.beyond));
+                json_object_object_add(d, "aux_steps", json_object_new_int64((int64_t)f.aux_steps));
+                json_object_object_add(d, "aux_calls", json_object_new_int64((int64_t)f.aux_calls));
                 json_object_array_add(arr, d);
                 snprintf(line, sizeof(line),
-                         "%s: %llu steps folding %llu API calls, %llu resets, %llu changes not metered "
-                         "(sessions whose snapshot was not kept), %u sessions' snapshots kept",
+                         "%s: %llu steps folding %llu API calls, %llu resets, %llu changes not metered; "
+                         "%llu sessions' snapshots kept, %llu past the bound of %d (metered once whole, "
+                         "their later changes not); auxiliary calls: %llu steps folding %llu calls",
                          path, (unsigned long long)f.steps, (unsigned long long)f.calls,
-                         (unsigned long long)f.resets, (unsigned long long)f.unmetered, f.tracked);
+                         (unsigned long long)f.resets, (unsigned long long)f.unmetered,
+                         (unsigned long long)f.tracked, (unsigned long long)f.beyond, TOT_STORED_MAX,
+                         (unsigned long long)f.aux_steps, (unsigned long long)f.aux_calls);
                 json_object_array_add(notes, json_object_new_string(line));
         }
         json_object_object_add(res, "event",
                                json_object_new_string("the growth of one session's running totals between two "
-                                                      "reads (one or more API calls: see calls)"));
+                                                      "reads (one or more API calls: see calls), or of one "
+                                                      "auxiliary model's in a session (see aux_calls)"));
         json_object_object_add(res, "stores", arr);
         json_object_object_add(res, "notes", notes);
         return res;

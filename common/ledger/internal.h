@@ -13,9 +13,10 @@
 /* Rows and calls live in DB_ROWS, DB_ROWKEYS and DB_CALLS (ledger/store.c);
  * DB_USAGE and DB_ACTIVITY are schema 1's, open only in a ledger not yet
  * migrated (read-only, or until store_migrate). DB_OUTBOX exists only once a
- * team outbox was turned on (ledger/outbox.c). */
+ * team outbox was turned on (ledger/outbox.c). DB_SRCSTATE (ledger/srcstate.c)
+ * is made by any writable open; a ledger opened read-only may lack it. */
 enum { DB_META, DB_ROWS, DB_ROWKEYS, DB_CALLS, DB_SOURCES, DB_IDENTITY, DB_ROLLUP, DB_SESSIONS,
-       DB_USAGE, DB_ACTIVITY, DB_OUTBOX, DB_COUNT };
+       DB_USAGE, DB_ACTIVITY, DB_OUTBOX, DB_SRCSTATE, DB_COUNT };
 
 #define LEDGER_ERROR_MAX (PATH_MAX + 256) /* a path plus a sentence */
 #define MAP_LIMIT (1ull << 40) /* the map stops doubling at 1 TiB */
@@ -61,7 +62,17 @@ struct ledger {
         struct newkeys newkeys; /* the backlog's row keys and the key filter */
         struct backlog backlog; /* which rows newkeys holds (ledger/backlog.c) */
         bool filter_off;        /* too many keys for the filter: a lookup per row */
+        bool have_srcstate;     /* dbi[DB_SRCSTATE] is open */
 };
+
+/* ---- source states (ledger/srcstate.c) ------------------------------------ */
+
+/* Opens DB_SRCSTATE (made when writable): 0, negative errno. */
+int srcstate_open(struct ledger *l, MDB_txn *txn, bool create);
+/* A batch's state entries under its source path, inside txn. */
+int srcstate_put_batch(struct ledger *l, MDB_txn *txn, const struct commit_batch *b);
+/* A renamed source's states under its new path (ledger_move_checkpoint). */
+int srcstate_move(struct ledger *l, MDB_txn *txn, const char *from, const char *to);
 
 /* ---- the index's backlog (ledger/backlog.c) ------------------------------ */
 

@@ -161,6 +161,8 @@ static int open_dbs(struct ledger *l, MDB_txn *txn, void *ctx)
         }
         if (!l->rdonly && (r = backlog_open(l, txn)) < 0)
                 return r;
+        if ((r = srcstate_open(l, txn, !l->rdonly)) < 0)
+                return r;
         return ledger_outbox_open(l, txn); /* only where a team outbox was made */
 }
 
@@ -638,6 +640,8 @@ static int move_txn(struct ledger *l, MDB_txn *txn, void *u)
         k.mv_size = source_key(m->from, kb);
         r = ledger_fail(l, mdb_del(txn, l->dbi[DB_SOURCES], &k, NULL));
         if (r < 0)
+                return r;
+        if ((r = srcstate_move(l, txn, m->from, m->to)) < 0) /* its states follow it */
                 return r;
         return ledger_put_checkpoint(l, txn, m->to, &cp);
 }

@@ -103,7 +103,8 @@ int ledger_get_checkpoint(struct ledger *l, const char *path, struct checkpoint 
 int ledger_find_identity(struct ledger *l, uint64_t dev, uint64_t ino, char *ret_path,
                          size_t cap);
 /* Moves a checkpoint from old_path to new_path (a rename) in one transaction;
- * -ENOENT when old_path has none. The identity entry follows it. */
+ * -ENOENT when old_path has none. The identity entry and the source states
+ * follow it. */
 int ledger_move_checkpoint(struct ledger *l, const char *old_path, const char *new_path);
 /* Calls cb for every checkpoint; stops at a non-zero return, which it returns. */
 int ledger_foreach_checkpoint(struct ledger *l,
@@ -115,6 +116,32 @@ int ledger_foreach_checkpoint(struct ledger *l,
 int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
                                     int (*cb)(const char *path, const struct checkpoint *cp, void *u),
                                     void *u);
+
+/* ---- source states (db `srcstate`, ledger/srcstate.c) --------------------
+ * Small values a source's reader keeps per key beside its checkpoint (a
+ * table source's last running totals per session: more than a checkpoint
+ * holds), written with the rows in one transaction (commit_batch.states),
+ * keyed by the source path's hash and the reader's key. A ledger made
+ * before this DB existed gets it at its next writable open; opened
+ * read-only it simply has none. Entries outlive their source's checkpoint
+ * (a reader tells its own from older ones by a generation it keeps in its
+ * checkpoint state). */
+
+#define SOURCE_STATE_KEY_MAX   200
+#define SOURCE_STATE_VALUE_MAX 256
+
+struct source_state_entry {
+        const void *key;
+        size_t key_len;     /* 1..SOURCE_STATE_KEY_MAX */
+        const void *value;
+        size_t value_len;   /* 0: delete the entry; at most SOURCE_STATE_VALUE_MAX */
+};
+/* 0 and the value's first cap bytes (*ret_len: its whole length), or
+ * -ENOENT, or -EINVAL for a key out of bounds. */
+int ledger_get_source_state(struct ledger *l, const char *path, const void *key, size_t key_len,
+                            void *ret_value, size_t cap, size_t *ret_len);
+/* How many entries path has (a walk of its prefix: for status and tests). */
+int ledger_count_source_states(struct ledger *l, const char *path, uint64_t *ret_n);
 
 /* ---- commit -------------------------------------------------------------- */
 
@@ -137,6 +164,10 @@ struct commit_batch {
         const struct rate_limits *limits; /* optional: stored under limits_scope (a root)
                                            * unless an older snapshot is newer */
         const char *limits_scope;
+        /* optional: source states written under source_path, in order (a
+         * later entry of the same key wins); -EINVAL for one out of bounds */
+        const struct source_state_entry *states;
+        size_t n_states;
 };
 
 struct commit_result {

@@ -264,6 +264,11 @@ static int commit_txn(struct ledger *l, MDB_txn *txn, void *u)
                 if (r < 0)
                         return r;
         }
+        if (b->n_states) {
+                int r = srcstate_put_batch(l, txn, b);
+                if (r < 0)
+                        return r;
+        }
         if (b->cp && b->source_path) {
                 /* the stored counter includes this batch's new rows */
                 struct checkpoint cp = *b->cp;

@@ -247,9 +247,16 @@ int reader_commit(struct reader *rd)
         cp->oversized += rd->oversized_since;
         cp->last_commit_ms = timefmt_now_ms();
 
-        if (t->defer)
+        if (t->defer) {
+                if (rd->states && rd->states->n)
+                        return -EINVAL; /* workers read line sources only */
                 return defer_commit(rd);
+        }
         pricing_apply_batch(t->prices, &rd->batch);
+        const struct source_state_entry *states = NULL;
+        size_t n_states = rd->states ? rd->states->n : 0;
+        if (n_states && (r = pending_states_view(rd->states, &states)) < 0)
+                return r;
         struct commit_batch b = {
                 .source_path = rd->src->path,
                 .cp = cp,
@@ -258,6 +265,8 @@ int reader_commit(struct reader *rd)
                 .ret_outcomes = rd->outcomes,
                 .limits = rd->batch.limits,
                 .limits_scope = rd->src->root_path,
+                .states = states,
+                .n_states = n_states,
         };
         r = ledger_commit(t->ledger, &b, &res);
         if (r < 0) {
@@ -278,6 +287,8 @@ int reader_commit(struct reader *rd)
         }
         if (t->on_rows && rd->batch.n)
                 t->on_rows(t->u, rd->batch.rows, rd->outcomes, rd->batch.n);
+        if (rd->states)
+                pending_states_clear(rd->states);
         note_committed(rd);
         return 0;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "tail/consumed.h"
+#include "tail/pending-state.h"
 #include "tail/tail.h"
 #include "zstream.h"
 
@@ -26,6 +27,7 @@ struct reader {
         bool have_cp;           /* cp was read from the ledger (else fresh) */
         struct parse_state ps;
         struct row_batch batch;
+        struct pending_states *states; /* a table read's: committed with the batch */
         uint8_t *outcomes;
         size_t outcomes_cap;
         char *buf;

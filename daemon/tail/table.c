@@ -8,14 +8,22 @@
 
 #include "tail/reader.h"
 
-int tail_table(struct tail_ctx *t, const struct source_ctx *src, struct tail_outcome *ret_outcome)
+int tail_table(struct tail_ctx *t, const struct source_ctx *given, struct tail_outcome *ret_outcome)
 {
+        struct source_ctx src_with_state = *given, *src = &src_with_state;
+        struct pending_states states;
         struct reader rd = { .t = t, .src = src, .fd = -1 };
         size_t budget_rows = t->limits.commit_rows * 16;
         int r;
 
         if (!src->adapter->collect_rows)
                 return -EINVAL;
+        /* the adapter's keyed state: in the ledger, written with the rows */
+        pending_states_init(&states, t->ledger, src->path);
+        if (!t->defer) {
+                src_with_state.state = &states.iface;
+                rd.states = &states;
+        }
         r = reader_open(&rd);
         if (r < 0)
                 return r;
@@ -35,6 +43,7 @@ int tail_table(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
                                                &malformed);
                 if (r < 0) {
                         row_batch_clear(&rd.batch);
+                        pending_states_clear(&states); /* nothing of a failed read stays */
                         goto finish;
                 }
                 rd.cp.offset = wm;
@@ -59,5 +68,7 @@ int tail_table(struct tail_ctx *t, const struct source_ctx *src, struct tail_out
                 budget_rows -= n;
         }
 finish:
-        return reader_finish(&rd, ret_outcome, r);
+        r = reader_finish(&rd, ret_outcome, r);
+        pending_states_free(&states);
+        return r;
 }

@@ -71,6 +71,8 @@ done
 is "$(cr | jq -c '.[3]')" 1.01 "the root's cost grew with them (0.98 + 3 x 0.01)"
 "$C" status --json 2>/dev/null | jq -e '.harnesses[] | select(.id=="crush") | .stores[0] | .calls == 3 and .leftover_sessions == 3 and .root_sessions == 3' >/dev/null
 ok $? "status --json: three calls seen live, three leftovers, three roots"
+"$C" status --json 2>/dev/null | jq -e '.harnesses[] | select(.id=="crush") | .token_classes | test("v0.36.0") and test("does not say which release")' >/dev/null
+ok $? "status --json says why a call's tokens are not split into cache classes (the v0.36 formula, no version in crush.db)"
 exec {W[1]}>&-
 wait "$W_PID" 2>/dev/null
 stop_daemon; ok $? "daemon stops cleanly"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Hermes Agent's state.db through the real binaries: the public store (its
-# -wal holding everything) gives the issue's figures; a session row updated
+# -wal holding everything) gives the issue's figures; a schema-22 store's
+# auxiliary calls are metered beside its sessions; a session row updated
 # in place three times while the daemon runs in WAL mode gives three exact
 # deltas; status says what an event is and what each store holds.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -36,6 +37,18 @@ python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open
 	"$H/profiles/dev/state.db" "$FIX/hermes/schema-6.sql"
 "$D" --once >/dev/null 2>>"$T/once.err"
 is "$(tok)" "[1,1234,56,0,0,0]" "a profile's state.db of schema 6: read"
+rm -rf "$H" "$XDG_STATE_HOME/agentmeterd"
+
+# 2b. schema 22: the auxiliary calls of session_model_usage (task not '') metered beside the sessions
+mkdir -p "$H"
+python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open(sys.argv[2]).read())' \
+	"$H/state.db" "$FIX/hermes/schema-22.sql"
+"$D" --once >/dev/null 2>>"$T/once.err"
+is "$(tok)" "[5,12050,1142,30,9000,500]" "schema 22: two sessions and three auxiliary calls (compression, title, vision)"
+is "$("$C" report model --json 2>/dev/null | jq -c '[.rows[] | select(.harness=="hermes" and .model=="claude-haiku-4-5") | .input_tokens] | add')" \
+	8150 "  the auxiliary model's own tokens (compression and title)"
+"$C" status --socket /nonexistent --json 2>/dev/null | jq -e '.harnesses[] | select(.id=="hermes") | .stores[0] | .steps == 2 and .aux_steps == 3 and .aux_calls == 4' >/dev/null
+ok $? "  status --json: 2 session steps, 3 auxiliary steps folding 4 calls"
 rm -rf "$H" "$XDG_STATE_HOME/agentmeterd"
 
 # 3. live, WAL mode: one writer connection kept open (the -wal stays), a row

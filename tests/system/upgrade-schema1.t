@@ -21,7 +21,7 @@ is "$(dbs "$L")" "Main DB activity identity meta rollup sessions sources usage "
 out=$("$D" --state-dir "$L" --rebuild-rollups 2>&1); rc=$?
 is "$rc" 0 "a writable open (--rebuild-rollups) exits 0"
 [ "$rc" -eq 0 ] || diag "$out"
-is "$(dbs "$L")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  it moved the rows and calls into schema 4"
+is "$(dbs "$L")" "Main DB calls identity meta rollup rowkeys rows sessions sources srcstate " "  it moved the rows and calls into schema 4"
 is "$(mdb_dump -n -s meta -p "$L/ledger.mdb" | grep -A1 '^ schema_version$' | tail -1 | tr -d ' ')" 4 "  schema_version 4"
 same_reports "$L" "schema 4, sums rebuilt"
 
@@ -35,7 +35,7 @@ check "  half moved: both layouts there" sh -c "mdb_stat -n -a '$L2/ledger.mdb' 
 same_reports "$L2" "half moved, read-only"
 AGENTMETER_TEST_MIGRATE_CHUNK=10 "$D" --state-dir "$L2" --rebuild-rollups >/dev/null 2>&1
 ok $? "the next open finishes the move, 10 rows or calls a transaction"
-is "$(dbs "$L2")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  schema 4"
+is "$(dbs "$L2")" "Main DB calls identity meta rollup rowkeys rows sessions sources srcstate " "  schema 4"
 same_reports "$L2" "finished after an interruption"
 
 # killed (SIGKILL) after each of its transactions in turn, 8 rows or calls
@@ -58,7 +58,7 @@ done
 # 75 rows and 24 calls, 8 a transaction (10 + 3), and the version
 is "$kills" 14 "the migration killed by SIGKILL after each of its 14 transactions"
 is "$bad" 0 "  each time read-only the old release's sums, finished by the next open with the old release's sessions"
-is "$(dbs "$L3")" "Main DB calls identity meta rollup rowkeys rows sessions sources " "  schema 4 after the last"
+is "$(dbs "$L3")" "Main DB calls identity meta rollup rowkeys rows sessions sources srcstate " "  schema 4 after the last"
 
 # the same files read into the moved ledger: nothing new
 old_release_homes

@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include "adapter.h"
+#include "adapters/mem-state.h"
 #include "registry.h"
 #include "row.h"
 
@@ -35,6 +36,7 @@ struct src {
         struct source_ctx ctx;
         struct parse_state ps;
         uint64_t wm, malformed;
+        struct mem_state mem; /* the source state the daemon keeps in the ledger */
 };
 
 static int collect(struct src *s, struct row_batch *b)
@@ -44,6 +46,8 @@ static int collect(struct src *s, struct row_batch *b)
         int r;
 
         age_db(s->path);
+        s->mem.iface.u = &s->mem; /* a copied src keeps its own */
+        s->ctx.state = &s->mem.iface;
         r = A->collect_rows(&s->ctx, &s->ps, &s->wm, 512, b, &s->malformed);
         if (parse_state_encode(&s->ps, enc, sizeof(enc), &len) != 0 || parse_state_decode(enc, len, &s->ps) != 0)
                 exit(99);
@@ -52,7 +56,9 @@ static int collect(struct src *s, struct row_batch *b)
 
 static void src_init(struct src *s, const char *path)
 {
+        mem_state_free(&s->mem); /* a src used again (zeroed when declared) */
         memset(s, 0, sizeof(*s));
+        mem_state_init(&s->mem);
         xsnprintf(s->path, sizeof(s->path), "%s", path);
         s->ctx.adapter = A;
         s->ctx.path = s->path;
@@ -101,7 +107,7 @@ static void test_store(void)
         char path[PATH_MAX], p[PATH_MAX];
         struct row_batch b = { 0 };
         const struct usage_row *r;
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *db;
         char *text;
 
@@ -160,6 +166,7 @@ static void test_store(void)
         src_init(&s, path);
         is_int(collect(&s, &b), -EPROTO, "sessions without accumulated sums: -EPROTO");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 int main(void)

@@ -19,7 +19,9 @@
 #include "adapter.h"
 #include "hermes/hermes.h"
 #include "running-totals.h"
+#include "adapters/mem-state.h"
 #include "registry.h"
+#include "binio.h"
 #include "row.h"
 #include "timefmt.h"
 
@@ -68,11 +70,14 @@ struct src {
         struct source_ctx ctx;
         struct parse_state ps;
         uint64_t wm, malformed;
+        struct mem_state mem; /* the source state the daemon keeps in the ledger */
 };
 
 static void src_init(struct src *s, const char *path)
 {
+        mem_state_free(&s->mem); /* a src used again (zeroed when declared) */
         memset(s, 0, sizeof(*s));
+        mem_state_init(&s->mem);
         xsnprintf(s->path, sizeof(s->path), "%s", path);
         s->ctx.adapter = A;
         s->ctx.path = s->path;
@@ -87,6 +92,8 @@ static int collect(struct src *s, struct row_batch *b)
         int r;
 
         age_db(s->path);
+        s->mem.iface.u = &s->mem; /* a copied src keeps its own */
+        s->ctx.state = &s->mem.iface;
         r = A->collect_rows(&s->ctx, &s->ps, &s->wm, 512, b, &s->malformed);
         if (parse_state_encode(&s->ps, enc, sizeof(enc), &len) != 0 || parse_state_decode(enc, len, &s->ps) != 0)
                 exit(99);
@@ -162,7 +169,7 @@ static void test_schema20(void)
 {
         char path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         const struct usage_row *r;
         struct sums t;
 
@@ -198,13 +205,16 @@ static void test_schema20(void)
         /* three updates in place, each read: three exact deltas */
         sqlite3 *w;
         struct parse_state before = { 0 };
+        struct mem_state mem_before = { 0 };
         struct row_key k[3];
         if (sqlite3_open(path, &w) != SQLITE_OK)
                 exit(99);
         for (int i = 0; i < 3; i++) {
                 int64_t t0 = timefmt_now_ms();
-                if (i == 1)
+                if (i == 1) {
                         before = s.ps;
+                        mem_before = mem_state_copy(&s.mem);
+                }
                 sql(w, "UPDATE sessions SET input_tokens = input_tokens + 11, output_tokens = output_tokens + 7, "
                        "cache_read_tokens = cache_read_tokens + 1000, reasoning_tokens = reasoning_tokens + 2, "
                        "api_call_count = api_call_count + 1, estimated_cost_usd = estimated_cost_usd + 0.001 "
@@ -230,6 +240,7 @@ static void test_schema20(void)
         {
                 struct src s2 = s;
                 s2.ps = before;
+                s2.mem = mem_before; /* the state the ledger held then */
                 s2.ctx.path = s2.path;
                 sql(w, "UPDATE sessions SET input_tokens = input_tokens - 11, output_tokens = output_tokens - 7, "
                        "cache_read_tokens = cache_read_tokens - 1000, reasoning_tokens = reasoning_tokens - 2, "
@@ -239,6 +250,7 @@ static void test_schema20(void)
                 collect(&s2, &b);
                 ok(b.n == 1 && memcmp(&b.rows[0].key, &k[1], sizeof(k[1])) == 0,
                    "the same step read twice: the same key");
+                mem_state_free(&s2.mem);
         }
         /* a reset: the counters start again, counted whole, never negative */
         sql(w, "UPDATE sessions SET input_tokens = 5, output_tokens = 1, cache_read_tokens = 0, reasoning_tokens = 0, "
@@ -257,6 +269,7 @@ static void test_schema20(void)
         ok(b.n == 1 && b.rows[0].input == 40 && strcmp(b.rows[0].session, "s-new") == 0, "a new session: whole");
         sqlite3_close(w);
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 /* ---- older schemas, not ours, empty -------------------------------------------------- */
@@ -265,7 +278,7 @@ static void test_older(void)
 {
         char path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         const struct usage_row *r;
 
         xsnprintf(path, sizeof(path), "%s/s12.db", tmp);
@@ -304,105 +317,246 @@ static void test_older(void)
         is_int(collect(&s, &b), COLLECT_DONE, "an empty file: nothing yet");
         is_int(b.n, 0, "... no rows");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
-/* ---- more changed sessions than the state holds ------------------------------------- */
+/* ---- many sessions: every one keeps its own snapshot -------------------------------- */
 
 static void test_many(void)
 {
         char path[PATH_MAX], q[512];
         struct row_batch b = { 0 };
         struct hermes_figures f;
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *db;
 
         xsnprintf(path, sizeof(path), "%s/many.db", tmp);
         db = db_build(path, "hermes/schema-20.sql", true);
-        for (int i = 0; i < 30; i++) {
+        for (int i = 0; i < 300; i++) {
                 xsnprintf(q, sizeof(q),
                           "INSERT INTO sessions (id, source, started_at, input_tokens, output_tokens, "
-                          "cache_read_tokens) VALUES ('m-%02d', 'cli', %d.0, %d, 999, 123456789)",
+                          "cache_read_tokens) VALUES ('m-%03d', 'cli', %d.0, %d, 999, 123456789)",
                           i, 1000000 + i, 1000000 + i);
                 sql(db, q);
         }
         src_init(&s, path);
         collect(&s, &b);
-        is_int(b.n, 34, "34 sessions: 34 rows");
+        is_int(b.n, 304, "304 sessions: 304 rows");
         hermes_figures(&s.ps, &f);
-        ok(f.tracked > 0 && f.tracked < 34, "the state keeps the most recent %u snapshots", f.tracked);
-        /* a held session grows, the others do not: nothing unmetered */
-        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 3 WHERE id = 's-child'");
+        is_int(f.tracked, 304, "every session's snapshot is kept (the source state, not priv)");
+        is_int(s.mem.n, 304, "... 304 entries in the source state");
+        ok(s.ps.priv_len < 80, "... and priv holds only the header (%u bytes)", s.ps.priv_len);
+        /* each session grows once, in turn, oldest first: every change exact */
+        int exact = 0;
+        for (int i = 0; i < 300; i += 37) {
+                xsnprintf(q, sizeof(q), "UPDATE sessions SET input_tokens = input_tokens + %d WHERE id = 'm-%03d'",
+                          i + 3, i);
+                sql(db, q);
+                row_batch_clear(&b);
+                collect(&s, &b);
+                if (b.n == 1 && b.rows[0].input == (uint64_t)i + 3 && b.rows[0].output == 0)
+                        exact++;
+        }
+        is_int(exact, 9, "the oldest sessions' changes, after 300 newer ones: exact, one row each");
+        /* all of them at once */
+        sql(db, "UPDATE sessions SET output_tokens = output_tokens + 2 WHERE id LIKE 'm-%'");
         row_batch_clear(&b);
         collect(&s, &b);
-        ok(b.n == 1 && b.rows[0].input == 3, "a held session grows after a big first scan: exact");
+        is_int(b.n, 300, "300 sessions changed in one read: 300 rows");
+        is_int(sum(&b).output, 600, "... each its own growth");
         hermes_figures(&s.ps, &f);
-        is_int(f.unmetered, 0, "... and the sessions not held add no unmetered change");
-        /* the oldest session grows: its snapshot is gone; nothing is guessed */
-        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 5 WHERE id = 'm-00'");
+        is_int(f.unmetered, 0, "nothing unmetered");
+        is_int(f.beyond, 0, "no session past the bound");
+        size_t puts = s.mem.puts;
         row_batch_clear(&b);
         collect(&s, &b);
-        is_int(b.n, 0, "a change of a session the state no longer held: no row");
-        hermes_figures(&s.ps, &f);
-        is_int(f.unmetered, 1, "... counted as an unmetered change (status)");
-        ok(f.tracked > 0 && f.tracked < 34, "... and the held snapshots stay (%u)", f.tracked);
-        /* nothing changed among the sessions not held: nothing counted */
-        sql(db, "UPDATE sessions SET input_tokens = input_tokens + 6 WHERE id = 's-child'");
-        row_batch_clear(&b);
-        collect(&s, &b);
-        ok(b.n == 1 && b.rows[0].input == 6, "a held session grows: exact");
-        hermes_figures(&s.ps, &f);
-        is_int(f.unmetered, 1, "... and the sessions not held, unchanged, add no unmetered change");
+        ok(b.n == 0 && s.mem.puts == puts, "a read with nothing changed writes no state");
         sqlite3_close(db);
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
-/* ---- the snapshot set: what tot_finish keeps is what the state holds ------------------ */
+/* ---- the bound, and a state of format 1 (snapshots held in priv) --------------------- */
 
-static void test_snapset(void)
+static int grown[64]; /* what each session grew by so far (totals only grow) */
+
+static void snap_of(int i, int grow, uint64_t cur[TOT_N])
 {
-        static const uint64_t mags[] = { 0, 1, 200, 20000, 3000000, 400000000, 50000000000ULL };
-        int bad_fit = 0, bad_digest = 0, cases = 0;
+        for (int k = 0; k < TOT_N; k++)
+                cur[k] = (uint64_t)(1000 * i + k + 1);
+        cur[TOT_INPUT] += (uint64_t)grow;
+}
 
-        /* snapshots of every size: what tot_finish keeps must be what the
-         * state holds once the caller has set its times */
-        for (size_t m = 0; m < sizeof(mags) / sizeof(mags[0]); m++)
-                for (int extra = 0; extra < 12; extra++) {
-                        struct tot_state st = { 0 }, back;
-                        struct parse_state ps = { 0 };
-                        uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
-                        uint32_t evicted = 0, unheld = 0;
-                        char id[32];
+static int pass(struct tot_state *st, struct source_ctx *ctx, int n, int grow_i, int grow, uint64_t *ret_in)
+{
+        uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
+        char id[32];
+        int rows = 0;
 
-                        for (int i = 0; i < 40; i++) {
-                                for (int k = 0; k < TOT_N; k++)
-                                        cur[k] = mags[m] + (uint64_t)(k < extra ? i : 0);
-                                xsnprintf(id, sizeof(id), "sess-%d", i);
-                                tot_update(&st, id, false, cur, d, prev, &evicted);
-                        }
-                        tot_finish(&st, 0, evicted);
-                        st.at_ms = st.seen_ms = 1767225600000LL;
-                        st.seeded = st.valid = true;
-                        tot_state_put(&ps, &st);
-                        back = tot_state_get(&ps);
-                        cases++;
-                        if (back.n != st.n)
-                                bad_fit++;
-                        /* the next read, nothing changed: nothing unmetered */
-                        evicted = 0;
-                        for (int i = 0; i < 40; i++) {
-                                for (int k = 0; k < TOT_N; k++)
-                                        cur[k] = mags[m] + (uint64_t)(k < extra ? i : 0);
-                                xsnprintf(id, sizeof(id), "sess-%d", i);
-                                if (tot_update(&back, id, true, cur, d, prev, &evicted) == TOT_UNHELD)
-                                        unheld += tot_snap_digest(id, cur);
-                        }
-                        tot_finish(&back, unheld, evicted);
-                        if (back.unmetered != 0)
-                                bad_digest++;
+        tot_begin(st, ctx, 1767225600000LL);
+        *ret_in = 0;
+        if (grow_i >= 0)
+                grown[grow_i] += grow;
+        for (int i = 0; i < n; i++) {
+                snap_of(i, grown[i], cur);
+                xsnprintf(id, sizeof(id), "sess-%d", i);
+                int c = tot_update(st, 's', id, st->seeded, cur, d, prev);
+                if (c == TOT_FIRST || c == TOT_STEP || c == TOT_RESET) {
+                        rows++;
+                        *ret_in += d[TOT_INPUT];
                 }
-        is_int(bad_fit, 0, "every snapshot tot_finish keeps fits the state (84 shapes)");
-        is_int(bad_digest, 0, "a read with nothing changed counts nothing unmetered (84 shapes)");
-        ok(cases == 84, "84 shapes tried");
+        }
+        tot_finish(st);
+        st->seeded = st->valid = true;
+        return rows;
+}
+
+static void test_bound(void)
+{
+        struct source_ctx ctx = { .adapter = A, .path = "/x/state.db", .source_hash = 7 };
+        struct tot_state st = { 0 };
+        struct mem_state mem;
+        uint64_t in;
+
+        mem_state_init(&mem);
+        ctx.state = &mem.iface;
+        st.max_stored = 10;
+        is_int(pass(&st, &ctx, 40, -1, 0, &in), 40, "40 sessions, a bound of 10: each metered once whole");
+        ok(st.stored == 10 && st.beyond == 30 && mem.n == 10, "10 stored, 30 past the bound (status counts them)");
+        is_int(pass(&st, &ctx, 40, -1, 0, &in), 0, "read again unchanged: nothing");
+        is_int(st.unmetered, 0, "... nothing unmetered");
+        is_int(pass(&st, &ctx, 40, 3, 5, &in), 1, "a stored session grows: one row");
+        is_int(in, 5, "... exact");
+        is_int(pass(&st, &ctx, 40, 33, 5, &in), 0, "a session past the bound grows: no row, nothing guessed");
+        is_int(st.unmetered, 1, "... one unmetered change");
+        is_int(pass(&st, &ctx, 40, -1, 0, &in), 0, "unchanged since: nothing");
+        is_int(st.unmetered, 1, "... no second unmetered change");
+        /* another database under the same name: a new generation, so the
+         * stored snapshots of the old one are not taken for its own */
+        struct tot_state fresh = { 0 };
+        fresh.max_stored = 10;
+        memset(grown, 0, sizeof(grown));
+        is_int(pass(&fresh, &ctx, 5, -1, 0, &in), 5, "a new database's first read: every session whole");
+        ok(fresh.gen != st.gen, "... under a generation of its own");
+        mem_state_free(&mem);
+
+        /* a state of format 1: its snapshots (held in priv) are measured
+         * against once and stored; the sessions it did not hold stay unheld */
+        struct parse_state ps = { 0 };
+        struct bw w = { ps.priv, 0, sizeof(ps.priv), false };
+        uint64_t cur[TOT_N];
+        bw_u8(&w, 1);
+        bw_u8(&w, 0x02); /* seeded */
+        bw_u64(&w, 42);
+        bw_var(&w, 1767225600000ULL);
+        bw_var(&w, 1767225600000ULL);
+        for (int k = 0; k < 4; k++)
+                bw_var(&w, 0);
+        uint32_t rest = 0;
+        for (int i = 2; i < 6; i++) {
+                char id[32];
+                snap_of(i, 0, cur);
+                xsnprintf(id, sizeof(id), "sess-%d", i);
+                rest += tot_snap_digest(id, cur);
+        }
+        bw_u32(&w, rest);
+        bw_u8(&w, 2);
+        for (int i = 0; i < 2; i++) {
+                char id[32];
+                xsnprintf(id, sizeof(id), "sess-%d", i);
+                snap_of(i, 0, cur);
+                bw_u32(&w, tot_session_id(id));
+                for (int k = 0; k < TOT_N; k++)
+                        bw_var(&w, cur[k]);
+        }
+        ps.priv_len = (uint32_t)w.len;
+        st = tot_state_get(&ps);
+        ok(st.valid && st.n_legacy == 2 && !st.done, "a format-1 state reads, to be read once more");
+        mem_state_init(&mem);
+        ctx.state = &mem.iface;
+        memset(grown, 0, sizeof(grown));
+        is_int(pass(&st, &ctx, 6, 1, 9, &in), 1, "upgrade: a session it held grows: one row");
+        is_int(in, 9, "... exact");
+        ok(st.stored == 2 && mem.n == 2 && st.unmetered == 0, "... both held snapshots stored, nothing unmetered");
+        is_int(pass(&st, &ctx, 6, 0, 4, &in), 1, "the other held session grows later: exact from the store");
+        is_int(in, 4, "... by 4");
+        tot_state_put(&ps, &st);
+        struct tot_state back = tot_state_get(&ps);
+        ok(back.valid && back.gen == st.gen && back.stored == 2 && back.n_legacy == 0, "format 2 round trip");
+        mem_state_free(&mem);
+}
+
+/* ---- auxiliary calls (schema 22: session_model_usage by task) ------------------------ */
+
+static void test_aux(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        struct hermes_figures f;
+        const struct usage_row *r;
+        struct src s = { 0 };
+        sqlite3 *w;
+
+        xsnprintf(path, sizeof(path), "%s/aux.db", tmp);
+        w = db_build(path, "hermes/schema-22.sql", true);
+        src_init(&s, path);
+        is_int(collect(&s, &b), COLLECT_DONE, "schema 22: read");
+        is_int(b.n, 5, "two sessions and three auxiliary rows: five rows");
+        is_int(sum(&b).input, 2000 + 600 + 8000 + 150 + 1300, "input: the sessions' and the auxiliary calls'");
+        is_int(sum(&b).output, 300 + 40 + 700 + 12 + 90, "output too");
+        int aux = 0, haiku = 0, mini = 0;
+        for (size_t i = 0; i < b.n; i++) {
+                if (strcmp(b.rows[i].model, "claude-haiku-4-5") == 0 && strcmp(b.rows[i].session, "a-main") == 0)
+                        haiku++;
+                if (strcmp(b.rows[i].model, "gpt-5-mini") == 0 && b.rows[i].input == 1300 &&
+                    b.rows[i].cost_nano == 1000000 && strcmp(b.rows[i].project, "/home/u/app") == 0)
+                        mini++;
+                if (b.rows[i].input == 8000 || b.rows[i].input == 150 || b.rows[i].input == 1300)
+                        aux++;
+        }
+        is_int(haiku, 2, "compression and title: the auxiliary model, under the session's id");
+        is_int(mini, 1, "vision: its model, the provider's actual cost, the session's cwd");
+        is_int(aux, 3, "three auxiliary rows");
+        r = find(&b, "a-vision");
+        ok(r && r->input == 600 && strcmp(r->model, "gpt-5") == 0,
+           "the session's own row: the main loop's model, not the later auxiliary one");
+        bool apart = true;
+        for (size_t i = 0; i < b.n; i++)
+                for (size_t j = i + 1; j < b.n; j++)
+                        if (memcmp(&b.rows[i].key, &b.rows[j].key, sizeof(b.rows[i].key)) == 0)
+                                apart = false;
+        ok(apart, "five keys: an auxiliary row never shares a key with a session step");
+        hermes_figures(&s.ps, &f);
+        ok(f.steps == 2 && f.aux_steps == 3 && f.aux_calls == 4, "figures: 2 session steps, 3 auxiliary (4 calls)");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        is_int(b.n, 0, "read again: nothing");
+
+        /* a second compression: only session_model_usage moves */
+        sql(w, "UPDATE session_model_usage SET input_tokens = input_tokens + 500, output_tokens = output_tokens + 40, "
+               "api_call_count = api_call_count + 1, estimated_cost_usd = estimated_cost_usd + 0.0007 "
+               "WHERE session_id = 'a-main' AND task = 'compression'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 500 && b.rows[0].output == 40 && b.rows[0].cost_nano == 700000 &&
+                   strcmp(b.rows[0].model, "claude-haiku-4-5") == 0,
+           "an auxiliary call live: one row, exactly its growth, its model");
+        /* the main loop and an auxiliary call together: one row each */
+        sql(w, "UPDATE sessions SET input_tokens = input_tokens + 30, api_call_count = api_call_count + 1 "
+               "WHERE id = 'a-main'");
+        sql(w, "UPDATE session_model_usage SET input_tokens = input_tokens + 30, api_call_count = api_call_count + 1 "
+               "WHERE session_id = 'a-main' AND task = ''");
+        sql(w, "UPDATE session_model_usage SET input_tokens = input_tokens + 7 WHERE session_id = 'a-main' AND "
+               "task = 'title'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        is_int(b.n, 2, "a main-loop call and a title: two rows (the main loop's usage row is not counted again)");
+        is_int(sum(&b).input, 37, "... 30 and 7");
+        hermes_figures(&s.ps, &f);
+        ok(f.aux_steps == 5 && f.unmetered == 0, "figures: 5 auxiliary steps, nothing unmetered");
+        sqlite3_close(w);
+        row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 /* ---- a corrupt table beside a good one; a locked database --------------------------- */
@@ -411,7 +565,7 @@ static void test_defensive(void)
 {
         char path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         sqlite3 *db, *w;
         sqlite3_stmt *st;
         int root = 0, page = 0;
@@ -458,6 +612,7 @@ static void test_defensive(void)
         sqlite3_close(w);
         is_int(collect(&s, &b), COLLECT_DONE, "the lock gone: read");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 /* ---- the public store ------------------------------------------------------------------ */
@@ -467,7 +622,7 @@ static void test_public(void)
         const char *env = getenv("AM_SAMPLES");
         char base[PATH_MAX], dir[PATH_MAX], cmd[PATH_MAX * 2 + 64], path[PATH_MAX];
         struct row_batch b = { 0 };
-        struct src s;
+        struct src s = { 0 };
         struct sums t;
 
         if (env && *env)
@@ -501,6 +656,7 @@ static void test_public(void)
         ok(b.n && strcmp(b.rows[0].model, "mimo-v2.5-pro") == 0 && strcmp(b.rows[0].provider, "xiaomi") == 0,
            "model and provider from session_model_usage");
         row_batch_free(&b);
+        mem_state_free(&s.mem);
 }
 
 int main(void)
@@ -511,7 +667,8 @@ int main(void)
         test_schema20();
         test_older();
         test_many();
-        test_snapset();
+        test_bound();
+        test_aux();
         test_defensive();
         test_public();
         return tap_done();
