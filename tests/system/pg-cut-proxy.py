@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """A PostgreSQL connection cut in the middle, for team-faults.t: listens on
 a Unix socket and forwards each connection to the server's socket, both
-ways; the first connection whose client has sent more than CUT bytes gets
-exactly CUT bytes through, then both its sides are shut down and closed
-(once; later connections pass untouched). The cut is written to MARKER.
+ways, and cuts one connection once (both its sides shut down and closed;
+later connections pass untouched), writing the cut to MARKER:
+  CUT a number: the first connection whose client has sent more than CUT
+      bytes, after exactly CUT bytes went through;
+  CUT "commit": the first connection whose server answers a COMMIT
+      (CommandComplete "COMMIT"), that answer kept from the client.
 
 usage: pg-cut-proxy.py LISTEN_SOCKET SERVER_SOCKET CUT MARKER"""
 import os
@@ -19,7 +22,9 @@ class Pair:
 
 
 def main():
-    listen, target, cut, marker = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    listen, target, marker = sys.argv[1], sys.argv[2], sys.argv[4]
+    at_commit = sys.argv[3] == "commit"
+    cut = 0 if at_commit else int(sys.argv[3])
     sel = selectors.DefaultSelector()
     lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     lsock.bind(listen)
@@ -64,12 +69,18 @@ def main():
             if not data:
                 close(pair)
                 continue
-            if from_client and armed and pair.sent + len(data) > cut:
+            if armed and not at_commit and from_client and pair.sent + len(data) > cut:
                 dst.sendall(data[: cut - pair.sent])
                 armed = False
                 close(pair)
                 with open(marker, "w") as f:
                     f.write("cut after %d bytes from the client\n" % cut)
+                continue
+            if armed and at_commit and not from_client and b"C\x00\x00\x00\x0bCOMMIT\x00" in data:
+                armed = False
+                close(pair)
+                with open(marker, "w") as f:
+                    f.write("cut the server's answer to a COMMIT\n")
                 continue
             if from_client:
                 pair.sent += len(data)

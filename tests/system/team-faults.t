@@ -4,13 +4,14 @@
 # daemon/team-push/kill-point.h: before BEGIN, inside the transaction
 # before any row, in the middle of the rows' COPY, after the COPY ends
 # before the COMMIT's answer, after the COMMIT before the ledger's ack),
-# then started again; and the connection cut in the middle of a COPY by a
-# proxy (tests/system/pg-cut-proxy.py), the daemon retrying by itself. Each
-# round meters a new set of sessions (one batch of ~150 KiB of COPY text)
-# and asserts that the server holds every row once: its row and call
-# counts, token and cost sums equal the local ledger's report, the rows
-# the server counted received equal the rows metered (nothing sent twice),
-# and nothing is left in the backlog.
+# then started again; and the connection cut by a proxy
+# (tests/system/pg-cut-proxy.py) in the middle of a COPY, and between the
+# COMMIT and its answer, the daemon retrying by itself. Each round meters a
+# new set of sessions (one batch of ~150 KiB of COPY text) and asserts that
+# the server holds every row once: its row and call counts, token and cost
+# sums equal the local ledger's report, the rows the server counted
+# received equal the rows metered (nothing sent twice), and nothing is left
+# in the backlog.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 . "$(dirname "$(readlink -f "$0")")/lib-pg.sh"
 pg_have || skip_all "no PostgreSQL 15 server binaries ($PGBIN; Debian: postgresql-15)"
@@ -127,27 +128,38 @@ done
 check "mid-copy: the server saw the rows' COPY stop in the middle" \
 	grep -q "COPY am_rows, line [1-9][0-9]" "$PGD/server.log"
 
-# ---- the connection cut in the middle of a COPY --------------------------------------
-round=$((round + 1))
-new_round $round
-mkdir -p "$T/px"
-chmod 755 "$T/px"
-python3 "$AM_SRCDIR/tests/system/pg-cut-proxy.py" "$T/px/.s.PGSQL.5432" "$PGD/.s.PGSQL.5432" 100000 "$T/px/cut" &
-PXPID=$!
-check "cut: the proxy listens" wait_until 10 test -S "$T/px/.s.PGSQL.5432"
-printf 'url = host=%s dbname=team user=postgres\nmachine = alpha\nuser = alice\n' "$T/px" \
-	>"$T/A/config/agentmeterd/team.conf"
-fix_owner
-pglog=$(wc -l <"$PGD/server.log")
-logn=$(wc -l <"$LOG")
-start_d A
-check "cut: the proxy cut the batch's connection" wait_until 60 test -s "$T/px/cut"
-every_row_once "cut"
-check "cut: the server saw the COPY stop in the middle" holds \
+# ---- the connection cut: in the middle of a COPY, and before the COMMIT's answer ----
+# the daemon stays up: it retries by itself, through a proxy that cuts once
+# proxy_round WHAT CUT: a new round through a proxy cutting at CUT (pg-cut-proxy.py)
+proxy_round() {
+	local what=$1 px=$T/px-$1
+	round=$((round + 1))
+	new_round $round
+	[ -n "$PXPID" ] && { kill "$PXPID"; wait "$PXPID" 2>/dev/null; PXPID=; }
+	mkdir -p "$px"
+	chmod 755 "$px"
+	python3 "$AM_SRCDIR/tests/system/pg-cut-proxy.py" "$px/.s.PGSQL.5432" "$PGD/.s.PGSQL.5432" "$2" "$px/cut" &
+	PXPID=$!
+	check "$what: the proxy listens" wait_until 10 test -S "$px/.s.PGSQL.5432"
+	printf 'url = host=%s dbname=team user=postgres\nmachine = alpha\nuser = alice\n' "$px" \
+		>"$T/A/config/agentmeterd/team.conf"
+	fix_owner
+	pglog=$(wc -l <"$PGD/server.log")
+	logn=$(wc -l <"$LOG")
+	before=$(meter)
+	start_d A
+	check "$what: the proxy cut the batch's connection" wait_until 60 test -s "$px/cut"
+	every_row_once "$what"
+	check "$what: the daemon logged the lost connection, then connected again" holds \
+		"tail -n +$((logn + 1)) '$LOG' | grep -A100 'warning: team ledger' | grep -q 'team ledger .*: connected'"
+}
+# 100,000 bytes: the handshake and the query (~9 KB), the first 64 KiB of rows, and into the next
+proxy_round cut-mid-copy 100000
+check "cut-mid-copy: the server saw the rows' COPY stop in the middle" holds \
 	"tail -n +$((pglog + 1)) '$PGD/server.log' | grep -q 'COPY am_rows, line [1-9][0-9]'"
-check "cut: the daemon logged the lost connection, then connected again" holds \
-	"tail -n +$((logn + 1)) '$LOG' | grep -A100 'warning: team ledger' | grep -q 'team ledger .*: connected'"
+proxy_round cut-commit-answer commit
+diag "cut-commit-answer: the server's meter $before -> $(meter)"
+is "$(tstat A rows_sent)" 0 "cut-commit-answer: the daemon took the server's cursor, sent no row again"
 
 check "alpha stops cleanly (exit 0; under ASan: no leak)" stop_d A
-kill "$PXPID"; wait "$PXPID" 2>/dev/null; PXPID=
 done_testing
