@@ -5,13 +5,13 @@
 # before any row, in the middle of the rows' COPY, after the COPY ends
 # before the COMMIT's answer, after the COMMIT before the ledger's ack),
 # then started again; and the connection cut by a proxy
-# (tests/system/pg-cut-proxy.py) in the middle of a COPY, and between the
-# COMMIT and its answer, the daemon retrying by itself. Each round meters a
-# new set of sessions (one batch of ~150 KiB of COPY text) and asserts that
-# the server holds every row once: its row and call counts, token and cost
-# sums equal the local ledger's report, the rows the server counted
-# received equal the rows metered (nothing sent twice), and nothing is left
-# in the backlog.
+# (tests/system/pg-cut-proxy.py) in the middle of a COPY, in the second
+# batch of a connection, and between the COMMIT and its answer, the daemon
+# retrying by itself. Each round meters a new set of sessions (mostly one
+# batch of ~150 KiB of COPY text) and asserts that the server holds every
+# row once: its row and call counts, token and cost sums equal the local
+# ledger's report, the rows the server counted received equal the rows
+# metered (nothing sent twice), and nothing is left in the backlog.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 . "$(dirname "$(readlink -f "$0")")/lib-pg.sh"
 pg_have || skip_all "no PostgreSQL 15 server binaries ($PGBIN; Debian: postgresql-15)"
@@ -27,10 +27,10 @@ mk_home A alpha alice
 PROJ=$T/A/home/.claude/projects/-home-u-faults
 mkdir -p "$PROJ"
 CALLS=700 # calls per round: ~150 KiB of COPY text, more than one 64 KiB chunk
-# session ROUND: a Claude Code session of $CALLS calls of its own (every
-# fifth with a tool call), different tokens in each
+# session ROUND [CALLS]: a Claude Code session of $CALLS calls of its own
+# (every fifth with a tool call), different tokens in each
 session() {
-	python3 - "$PROJ" "$1" "$CALLS" <<'PY'
+	python3 - "$PROJ" "$1" "${2:-$CALLS}" <<'PY'
 import json, sys
 proj, rnd, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sid = "5555555%d-5555-4555-8555-55555555555%d" % (rnd, rnd)
@@ -89,10 +89,10 @@ every_row_once() {
 		"$what: report daily --team equals the local report"
 	is "$(tstat A backlog)" 0 "$what: nothing left unpushed"
 }
-# new_round N: the daemon stopped, a new session metered into the outbox (--once: no push)
+# new_round N [CALLS]: the daemon stopped, a new session metered into the outbox (--once: no push)
 new_round() {
 	stop_d A
-	session "$1"
+	session "$@"
 	fix_owner
 	as_d A "$D" --once >/dev/null 2>&1
 }
@@ -130,11 +130,11 @@ check "mid-copy: the server saw the rows' COPY stop in the middle" \
 
 # ---- the connection cut: in the middle of a COPY, and before the COMMIT's answer ----
 # the daemon stays up: it retries by itself, through a proxy that cuts once
-# proxy_round WHAT CUT: a new round through a proxy cutting at CUT (pg-cut-proxy.py)
+# proxy_round WHAT CUT [CALLS]: a new round through a proxy cutting at CUT (pg-cut-proxy.py)
 proxy_round() {
 	local what=$1 px=$T/px-$1
 	round=$((round + 1))
-	new_round $round
+	new_round $round ${3:-}
 	[ -n "$PXPID" ] && { kill "$PXPID"; wait "$PXPID" 2>/dev/null; PXPID=; }
 	mkdir -p "$px"
 	chmod 755 "$px"
@@ -148,7 +148,7 @@ proxy_round() {
 	logn=$(wc -l <"$LOG")
 	before=$(meter)
 	start_d A
-	check "$what: the proxy cut the batch's connection" wait_until 60 test -s "$px/cut"
+	check "$what: the proxy cut the connection" wait_until 60 test -s "$px/cut"
 	every_row_once "$what"
 	check "$what: the daemon logged the lost connection, then connected again" holds \
 		"tail -n +$((logn + 1)) '$LOG' | grep -A100 'warning: team ledger' | grep -q 'team ledger .*: connected'"
@@ -157,6 +157,11 @@ proxy_round() {
 proxy_round cut-mid-copy 100000
 check "cut-mid-copy: the server saw the rows' COPY stop in the middle" holds \
 	"tail -n +$((pglog + 1)) '$PGD/server.log' | grep -q 'COPY am_rows, line [1-9][0-9]'"
+# 6,000 calls and 1,200 tool calls: two batches on one connection (5,000
+# entries, ~1 MB, then the rest, read while the first is in flight); the cut
+# at 1.3 MB falls in the second one's COPY, the first committed
+proxy_round cut-second-batch 1300000 6000
+diag "cut-second-batch: the server saw $(tail -n +$((pglog + 1)) "$PGD/server.log" | grep -o 'COPY am_[a-z]*, line [0-9]*' | head -1)"
 proxy_round cut-commit-answer commit
 diag "cut-commit-answer: the server's meter $before -> $(meter)"
 is "$(tstat A rows_sent)" 0 "cut-commit-answer: the daemon took the server's cursor, sent no row again"
