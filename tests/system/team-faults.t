@@ -105,13 +105,13 @@ for point in before-begin after-begin mid-copy copy-end before-ack; do
 	before=$(meter)
 	logn=$(wc -l <"$LOG")
 	as_cmd A
-	rm -f "$T/rc"
+	rm -f "$T/rc" "$T/dpid"
 	# (a subshell keeps bash's "Killed" off the output, and keeps the status)
-	( "${AS[@]}" AGENTMETER_TEST_TEAM_KILL=$point "$D" --log-target=console >>"$LOG" 2>&1
-	  echo $? >"$T/rc" ) 2>/dev/null &
+	( "${AS[@]}" AGENTMETER_TEST_TEAM_KILL=$point "$D" --log-target=console >>"$LOG" 2>&1 &
+	  echo $! >"$T/dpid"; wait $!; echo $? >"$T/rc" ) 2>/dev/null &
 	check "$point: the daemon kills itself at the point" wait_until 60 holds \
 		"tail -n +$((logn + 1)) '$LOG' | grep -q 'TEAM_KILL: killed at $point\$'"
-	wait_until 10 test -s "$T/rc"
+	wait_until 10 test -s "$T/rc" || { kill -TERM "$(cat "$T/dpid")"; wait_until 10 test -s "$T/rc"; }
 	is "$(cat "$T/rc")" 137 "$point: by SIGKILL"
 	after=$(meter)
 	case $point in
