@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <json-c/json.h>
 #include <libpq-fe.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include "log.h"
 #include "team-ledger/pq.h"
 #include "team-push/batch.h"
+#include "team-push/kill-point.h"
 #include "team-push/push.h"
 #include "team-push/resolve.h"
 #include "team-ledger/schema.h"
@@ -99,6 +101,8 @@ struct team_push {
         char last_error[ERR_MAX];
         unsigned backoff_ms;
         char logged[ERR_MAX + 32]; /* the state last logged: once per change */
+
+        enum team_kill_point kill_at; /* the test hook's (team-push/kill-point.h) */
 };
 
 static void fail(struct team_push *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -120,6 +124,21 @@ static void log_state(struct team_push *p, int level, const char *what)
         snprintf(f0, sizeof(f0), "AGENTMETER_TEAM_SERVER=%s", p->server);
         const char *fields[] = { f0, NULL };
         log_fields(level, fields, "team ledger %s: %s", p->server, what);
+}
+
+/* ---- the test hook ----------------------------------------------------------- */
+
+/* AGENTMETER_TEST_TEAM_KILL (team-push/kill-point.h): at its point, what
+ * libpq still holds is flushed (the server has seen everything sent so
+ * far), and the daemon dies as a kill -9 would kill it. */
+static void kill_point(struct team_push *p, enum team_kill_point at)
+{
+        if (p->kill_at == TEAM_KILL_NONE || p->kill_at != at)
+                return;
+        if (p->conn && p->pq->setnonblocking(p->conn, 0) == 0)
+                (void)p->pq->flush(p->conn);
+        log_notice("team: test hook AGENTMETER_TEST_TEAM_KILL: killed at %s", team_kill_point_name(at));
+        raise(SIGKILL);
 }
 
 /* ---- event sources --------------------------------------------------------- */
@@ -571,6 +590,7 @@ static void op_done(struct team_push *p)
                 next_batch(p);
                 break;
         case OP_BATCH:
+                kill_point(p, TEAM_KILL_BEFORE_ACK);
                 r = ledger_outbox_ack(p->ledger, p->batch.last);
                 if (r < 0) {
                         /* the server has it; the next connection's cursor check moves the ledger */
@@ -631,6 +651,8 @@ static bool write_out(struct team_push *p)
                                 return false;
                         }
                         p->copy_off += n > COPY_CHUNK ? COPY_CHUNK : n;
+                        if (p->copy_off < buf->len)
+                                kill_point(p, TEAM_KILL_MID_COPY);
                         continue;
                 }
                 int rc = p->pq->putCopyEnd(p->conn, NULL);
@@ -641,6 +663,8 @@ static bool write_out(struct team_push *p)
                         return false;
                 }
                 p->copying = false;
+                if (p->copy_phase == 2)
+                        kill_point(p, TEAM_KILL_COPY_END);
         }
         int rc = p->pq->flush(p->conn);
         if (rc < 0) {
@@ -684,6 +708,8 @@ static void pump(struct team_push *p)
                                 } else {
                                         p->copying = true;
                                         p->copy_off = 0;
+                                        if (p->copy_phase == 1)
+                                                kill_point(p, TEAM_KILL_AFTER_BEGIN);
                                 }
                                 again = true;
                                 break;
@@ -747,6 +773,7 @@ static void send_batch(struct team_push *p)
                 fail(p, "out of memory");
                 return;
         }
+        kill_point(p, TEAM_KILL_BEFORE_BEGIN);
         sent = p->pq->sendQuery(p->conn, q);
         free(q);
         if (!sent) {
@@ -838,6 +865,7 @@ int team_push_new(sd_event *e, struct ledger *l, const struct team_conf *conf,
         p->u = u;
         p->conf = *conf;
         p->fd = -1;
+        p->kill_at = team_kill_point_from_env();
         for (const char *const *k = keywords; *k; k++)
                 n++;
         p->kw = calloc(n + 5, sizeof(char *));
