@@ -273,6 +273,38 @@ int tot_step_key(const char *tag, const char *session, const uint64_t prev[TOT_N
         return 0;
 }
 
+int tot_push_step(struct row_batch *out, const char *tag, const char *session, const uint64_t prev[TOT_N],
+                  const uint64_t cur[TOT_N], bool reset, struct usage_row **ret_row)
+{
+        struct usage_row *row;
+        int r = row_batch_push(out, &row);
+
+        if (r < 0)
+                return r;
+        if ((r = tot_step_key(tag, session, prev, cur, reset, &row->key)) < 0) {
+                out->n--;
+                return r;
+        }
+        row->kind = ROW_KIND_SNAPSHOT_STEP;
+        row->flags = ROW_F_TOKENS_KNOWN;
+        *ret_row = row;
+        return 0;
+}
+
+void tot_fill_classes(struct usage_row *row, const uint64_t d[TOT_N])
+{
+        row->input = d[TOT_INPUT];
+        row->output = d[TOT_OUTPUT];
+        row->cache_read = d[TOT_CACHE_READ];
+        row->cache_write = d[TOT_CACHE_WRITE];
+        row->reasoning = d[TOT_REASONING] <= d[TOT_OUTPUT] ? d[TOT_REASONING] : d[TOT_OUTPUT];
+        row->total = row->input + row->output + row->cache_read + row->cache_write;
+        if (d[TOT_COST_NANO] > 0) {
+                row->cost_source = COST_VENDOR;
+                row->cost_nano = (int64_t)d[TOT_COST_NANO];
+        }
+}
+
 #define COUNT_MAX 1e15 /* a quadrillion tokens: past any real session */
 
 uint64_t tot_count(double v)

@@ -89,6 +89,15 @@ void tot_finish(struct tot_state *st);
 int tot_step_key(const char *tag, const char *session, const uint64_t prev[TOT_N], const uint64_t cur[TOT_N],
                  bool reset, struct row_key *ret_key); /* 0; -ENOMEM */
 
+/* Pushes a step's row onto out, keyed by tot_step_key, its kind a snapshot
+ * step with its tokens known: 0 and *ret_row (the rest for the caller),
+ * or negative errno with nothing pushed. */
+int tot_push_step(struct row_batch *out, const char *tag, const char *session, const uint64_t prev[TOT_N],
+                  const uint64_t cur[TOT_N], bool reset, struct usage_row **ret_row);
+/* A step's four token classes, reasoning (at most the output, which holds
+ * it), total, and a positive cost as the vendor's, from its delta d. */
+void tot_fill_classes(struct usage_row *row, const uint64_t d[TOT_N]);
+
 /* A double from SQLite as a bounded count (negative, NaN: 0). */
 uint64_t tot_count(double v);
 /* USD as nano-USD, bounded. */

@@ -162,14 +162,8 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
                         st->resets++;
                 if (d[TOT_INPUT] + d[TOT_OUTPUT] == 0)
                         continue;
-                if ((r = row_batch_push(out, &row)) < 0)
+                if ((r = tot_push_step(out, GOOSE_KEY_STEP, session, prev, cur, c == TOT_RESET, &row)) < 0)
                         return r;
-                if ((r = tot_step_key(GOOSE_KEY_STEP, session, prev, cur, c == TOT_RESET, &row->key)) < 0) {
-                        out->n--;
-                        return r;
-                }
-                row->kind = ROW_KIND_SNAPSHOT_STEP;
-                row->flags = ROW_F_TOKENS_KNOWN;
                 col_text(q, C_TYPE, type, sizeof(type));
                 if (strcmp(type, "sub_agent") == 0)
                         row->flags |= ROW_F_SIDECHAIN;

@@ -229,14 +229,8 @@ static int emit(struct store_pass *rd, sqlite3_stmt *st, const char *session, en
 
         if (d[TOT_INPUT] + d[TOT_OUTPUT] + d[TOT_CACHE_READ] + d[TOT_CACHE_WRITE] == 0 && d[TOT_COST_NANO] == 0)
                 return 0; /* only the call count moved (a failed call): nothing billed */
-        if ((r = row_batch_push(out, &row)) < 0)
+        if ((r = tot_push_step(out, HERMES_KEY_STEP, session, prev, cur, c == TOT_RESET, &row)) < 0)
                 return r;
-        if ((r = tot_step_key(HERMES_KEY_STEP, session, prev, cur, c == TOT_RESET, &row->key)) < 0) {
-                out->n--;
-                return r;
-        }
-        row->kind = ROW_KIND_SNAPSHOT_STEP;
-        row->flags = ROW_F_TOKENS_KNOWN;
         ROW_SET(row->tool, "hermes");
         ROW_SET(row->session, session);
         col_text(st, C_CWD, row->project, sizeof(row->project));
@@ -244,16 +238,7 @@ static int emit(struct store_pass *rd, sqlite3_stmt *st, const char *session, en
                 col_text(st, C_MODEL, row->model, sizeof(row->model));
                 col_text(st, C_PROVIDER, row->provider, sizeof(row->provider));
         }
-        row->input = d[TOT_INPUT];
-        row->output = d[TOT_OUTPUT];
-        row->cache_read = d[TOT_CACHE_READ];
-        row->cache_write = d[TOT_CACHE_WRITE];
-        row->reasoning = d[TOT_REASONING] <= d[TOT_OUTPUT] ? d[TOT_REASONING] : d[TOT_OUTPUT];
-        row->total = row->input + row->output + row->cache_read + row->cache_write;
-        if (d[TOT_COST_NANO] > 0) {
-                row->cost_source = COST_VENDOR;
-                row->cost_nano = (int64_t)d[TOT_COST_NANO];
-        }
+        tot_fill_classes(row, d);
         /* seen live: now; read from history: the session's own last time */
         if (live) {
                 row->time_ms = rd->now_ms;
@@ -331,29 +316,14 @@ static int read_aux(struct store_pass *rd, struct tot_state *st, int64_t seen, i
                         st->resets++;
                 if (d[TOT_INPUT] + d[TOT_OUTPUT] + d[TOT_CACHE_READ] + d[TOT_CACHE_WRITE] == 0 && d[TOT_COST_NANO] == 0)
                         continue;
-                if ((r = row_batch_push(out, &row)) < 0)
+                if ((r = tot_push_step(out, HERMES_KEY_AUX, id, prev, cur, c == TOT_RESET, &row)) < 0)
                         return r;
-                if ((r = tot_step_key(HERMES_KEY_AUX, id, prev, cur, c == TOT_RESET, &row->key)) < 0) {
-                        out->n--;
-                        return r;
-                }
-                row->kind = ROW_KIND_SNAPSHOT_STEP;
-                row->flags = ROW_F_TOKENS_KNOWN;
                 ROW_SET(row->tool, "hermes");
                 row_set_str(row->session, sizeof(row->session), session, strlen(session));
                 col_text(q, A_NCOLS, row->project, sizeof(row->project)); /* the session's cwd */
                 col_text(q, A_MODEL, row->model, sizeof(row->model));
                 col_text(q, A_PROVIDER, row->provider, sizeof(row->provider));
-                row->input = d[TOT_INPUT];
-                row->output = d[TOT_OUTPUT];
-                row->cache_read = d[TOT_CACHE_READ];
-                row->cache_write = d[TOT_CACHE_WRITE];
-                row->reasoning = d[TOT_REASONING] <= d[TOT_OUTPUT] ? d[TOT_REASONING] : d[TOT_OUTPUT];
-                row->total = row->input + row->output + row->cache_read + row->cache_write;
-                if (d[TOT_COST_NANO] > 0) {
-                        row->cost_source = COST_VENDOR;
-                        row->cost_nano = (int64_t)d[TOT_COST_NANO];
-                }
+                tot_fill_classes(row, d);
                 if (st->seeded) {
                         row->time_ms = rd->now_ms;
                 } else {
