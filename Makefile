@@ -28,7 +28,9 @@ endif
 VERSION  := 0.1.0
 
 CC       ?= cc
-OPT      ?= -O2 -g
+# _FORTIFY_SOURCE as the Debian package builds (dpkg-buildflags): its checks
+# (warn_unused_result on getrandom, write...) fail here first, not in `make deb`
+OPT      ?= -O2 -g -D_FORTIFY_SOURCE=2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wno-format-nonliteral -Wvla

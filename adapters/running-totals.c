@@ -98,8 +98,10 @@ void tot_begin(struct tot_state *st, const struct source_ctx *ctx, int64_t now_m
         if (st->gen == 0) {
                 uint64_t mix[5] = { ctx->source_hash, (uint64_t)ctx->st.st_ino, (uint64_t)ctx->st.st_dev,
                                     (uint64_t)now_ms, 0 };
-                /* random too: the same inode again within a millisecond */
-                (void)getrandom(&mix[4], sizeof(mix[4]), GRND_NONBLOCK);
+                /* random too: the same inode again within a millisecond (when
+                 * the pool has nothing yet, mix[4] stays 0: the rest still differs) */
+                if (getrandom(&mix[4], sizeof(mix[4]), GRND_NONBLOCK) != (ssize_t)sizeof(mix[4]))
+                        mix[4] = 0;
                 st->gen = hash64(mix, sizeof(mix)) | 1; /* never 0: 0 is "none yet" */
         }
         st->store = ctx->state;
