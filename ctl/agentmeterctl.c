@@ -52,10 +52,11 @@ static const char usage_text[] =
         "  report daily|weekly|monthly|project|blocks|session|model|tool [--since YYYY-MM-DD]\n"
         "         [--until YYYY-MM-DD] [--tz ZONE] [--harness ID,...] [--cost auto|vendor|computed]\n"
         "         [--breakdown model|harness] [--week-start DAY] [--merge-worktrees]\n"
-        "         [--session ID] [--project PATH] [--json|--csv|--chart|--html]\n"
+        "         [--session ID] [--project PATH] [--limit N|--all] [--json|--csv|--chart|--html]\n"
         "         [--team [--by machine|user] [--machine NAME,...] [--user NAME,...] [--url URL]]\n"
         "                                  token and cost report (--html: one self-contained page;\n"
-        "                                  --team: every machine's, from the team ledger, team.conf)\n"
+        "                                  --team: every machine's, from the team ledger, team.conf;\n"
+        "                                  session: the newest 50, --limit N or --all for more)\n"
         "  tail [--json]                   print rows as the daemon commits them (Ctrl-C ends)\n"
         "  top                             live full-screen view: spend, 5-hour block, last\n"
         "                                  calls (g: grouping, q: quit); lines when piped\n"
@@ -332,7 +333,7 @@ static const struct command commands[] = {
         { "sources", cmd_sources, O_JSON, 0, CV_NONE, "every file the daemon reads" },
         { "report", cli_cmd_report, O_JSON | O_CSV | O_SINCE | O_UNTIL | O_TZ | O_HARNESS | O_COST | O_BREAKDOWN |
                                   O_WEEK_START | O_MERGE_WT | O_CHART | O_HTML | O_SESSION | O_PROJECT |
-                                  O_TEAM | O_BY | O_MACHINE | O_USER | O_URL,
+                                  O_TEAM | O_BY | O_MACHINE | O_USER | O_URL | O_LIMIT | O_ALL,
           1, CV_KIND, "token and cost report" },
         { "team", cmd_team, O_URL, 1, CV_TEAM, "the team ledger's schema" },
         { "tail", cmd_tail, O_JSON, 0, CV_NONE, "print rows as the daemon commits them" },
@@ -366,6 +367,8 @@ static const struct complete_option options[] = {
         { "harness", required_argument, 'H', O_HARNESS, CV_HARNESS, "only these harnesses" },
         { "session", required_argument, 'I', O_SESSION, CV_SESSION, "only this session" },
         { "project", required_argument, 'P', O_PROJECT, CV_PROJECT, "only this project" },
+        { "limit", required_argument, 'N', O_LIMIT, CV_TEXT, "session: the newest N sessions" },
+        { "all", no_argument, 'A', O_ALL, CV_NONE, "session: every session, not the newest 50" },
         { "team", no_argument, 'T', O_TEAM, CV_NONE, "every machine's, from the team ledger" },
         { "by", required_argument, 'b', O_BY, CV_PARTY, "team rows per machine or user" },
         { "machine", required_argument, 'm', O_MACHINE, CV_TEXT, "team: only these machines" },
@@ -533,6 +536,8 @@ static int parse(int argc, char **argv, struct args *a, bool *ret_help, bool *re
                         break;
                 }
                 case 'P': a->seen |= O_PROJECT, a->project = optarg; break;
+                case 'N': a->seen |= O_LIMIT, a->limit = optarg; break;
+                case 'A': a->seen |= O_ALL; break;
                 case 'C': a->seen |= O_COST, a->cost = optarg; break;
                 case 'M': a->seen |= O_METRICS_DIR, a->metrics_dir = optarg; break;
                 case 'B': a->seen |= O_BREAKDOWN, a->breakdown = optarg; break;

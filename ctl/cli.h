@@ -17,13 +17,18 @@ enum opt {
         O_METRICS_DIR = 1 << 10, O_BREAKDOWN = 1 << 11, O_WEEK_START = 1 << 12, O_MERGE_WT = 1 << 13,
         O_FORMAT = 1 << 14, O_HTML = 1 << 15, O_SESSION = 1 << 16, O_PROJECT = 1 << 17,
         O_TEAM = 1 << 18, O_BY = 1 << 19, O_MACHINE = 1 << 20, O_USER = 1 << 21, O_URL = 1 << 22,
-        O_LISTEN = 1 << 23, O_PRINT_URL = 1 << 24, O_WEB = 1 << 25,
+        O_LISTEN = 1 << 23, O_PRINT_URL = 1 << 24, O_WEB = 1 << 25, O_LIMIT = 1 << 26, O_ALL = 1 << 27,
 };
+
+/* `report session` lists the newest this many sessions unless --limit or
+ * --all says otherwise (its totals are always every session's). */
+#define CLI_SESSION_LIMIT 50
 
 struct args {
         unsigned seen;
         const char *socket, *state_dir, *since, *until, *tz, *cost, *metrics_dir, *breakdown,
                 *week_start, *format, *session, *project, *by, *url;
+        const char *limit; /* report session --limit N */
         const char *listen; /* web --listen */
         char harness[256], machines[1024], users[1024]; /* comma lists */
         const char *pos[4];

@@ -207,6 +207,29 @@ static int fetch_report(struct args *a, struct json_object *req, char **ret_line
         return 0;
 }
 
+/* The sessions a session report lists: --all every one (0), --limit N,
+ * else the newest CLI_SESSION_LIMIT. */
+static long long session_limit(const struct args *a)
+{
+        if (a->seen & O_ALL)
+                return 0;
+        if (a->limit)
+                return strtoll(a->limit, NULL, 10);
+        return CLI_SESSION_LIMIT;
+}
+
+/* --limit's value: a whole number 0 .. REPORT_LIMIT_MAX (0: every session). */
+static bool valid_limit(const char *s)
+{
+        char *end;
+        long long n;
+
+        if (!s || !*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9)
+                return false;
+        n = strtoll(s, &end, 10);
+        return *end == 0 && n >= 0 && n <= REPORT_LIMIT_MAX;
+}
+
 /* The report request: kind, range, zone, filters and modes. NULL on
  * ENOMEM; *ret_bad names an unknown --harness id (NULL otherwise). */
 static struct json_object *report_request(struct args *a, enum report_kind kind, const char *tz,
@@ -235,6 +258,8 @@ static struct json_object *report_request(struct args *a, enum report_kind kind,
                 json_object_object_add(req, "session", json_object_new_string(a->session));
         if (a->project)
                 json_object_object_add(req, "project", json_object_new_string(a->project));
+        if (kind == REPORT_SESSION) /* checked by cli_cmd_report */
+                json_object_object_add(req, "limit", json_object_new_int64(session_limit(a)));
         if (a->harness[0]) {
                 struct json_object *h = json_object_new_array();
                 char copy[sizeof(a->harness)], *save = NULL;
@@ -332,6 +357,13 @@ int cli_cmd_report(struct args *a)
                 return cli_usage_error("%s", "--week-start applies to the weekly report");
         if ((a->seen & O_MERGE_WT) && kind != REPORT_PROJECT)
                 return cli_usage_error("%s", "--merge-worktrees applies to the project report");
+        if ((a->seen & (O_LIMIT | O_ALL)) && kind != REPORT_SESSION)
+                return cli_usage_error("%s", "--limit and --all apply to the session report");
+        if ((a->seen & O_LIMIT) && (a->seen & O_ALL))
+                return cli_usage_error("%s", "--limit and --all exclude each other");
+        if ((a->seen & O_LIMIT) && !valid_limit(a->limit))
+                return cli_usage_error("--limit wants a whole number of sessions (0: all), not '%s'",
+                                       a->limit);
         if ((a->session && !*a->session) || (a->project && !*a->project))
                 return cli_usage_error("%s", "--session and --project want a value");
         if ((a->seen & (O_BY | O_MACHINE | O_USER | O_URL)) && !(a->seen & O_TEAM))

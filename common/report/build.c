@@ -48,16 +48,24 @@ static void index_put(struct agg *a, size_t i)
         a->slot[s] = (uint32_t)(i + 1);
 }
 
-static int grow(struct agg *a)
+/* Room for one more entry (the index not grown). */
+static int grow_entries(struct agg *a)
 {
         if (a->n == a->cap) {
                 size_t ncap = a->cap ? a->cap * 2 : 32;
-                struct report_entry *nv = realloc(a->v, ncap * sizeof(*nv));
+                struct report_entry *nv = reallocarray(a->v, ncap, sizeof(*nv));
                 if (!nv)
                         return -ENOMEM;
                 a->v = nv;
                 a->cap = ncap;
         }
+        return 0;
+}
+
+static int grow(struct agg *a)
+{
+        if (grow_entries(a) < 0)
+                return -ENOMEM;
         if (2 * (a->n + 1) > a->nslot) {
                 size_t nslot = a->nslot ? a->nslot * 2 : 64;
                 uint32_t *ns = calloc(nslot, sizeof(*ns));
@@ -149,6 +157,14 @@ struct run {
         char span_key[11];
         struct agg agg;
         struct agg roots; /* merge_worktrees: project -> main checkout (in .project) */
+        /* a session report with a limit, from the sessions' sums (each
+         * session comes once): only the newest q->limit are kept in agg.v
+         * (no index), heap[0] the oldest of them; every one is counted
+         * and summed */
+        bool newest_only;
+        uint32_t *heap;
+        size_t heap_cap, seen;
+        struct usage_sums all;
 };
 
 
@@ -346,23 +362,110 @@ static bool session_in_range(const struct run *c, int64_t first_ms, int64_t last
         return first_ms < c->rg.until_ms && last_ms >= c->rg.since_ms;
 }
 
-static int session_cb(const struct session_entry *s, const char *party, void *u)
+/* An entry of a session's sums (key: session, group and harness: tool). */
+static void session_fill(struct report_entry *e, const struct session_entry *s, const char *party)
 {
-        struct run *c = u;
-        struct report_entry *e;
-
-        if (!report_row_ok(c->q, s->tool, s->session, s->project) ||
-            !session_in_range(c, s->first_ms, s->last_ms))
-                return 0;
-        e = agg_get(&c->agg, s->session, s->tool, party);
-        if (!e)
-                return -ENOMEM;
+        memset(e, 0, sizeof(*e));
+        copy_str(e->key, sizeof(e->key), s->session);
+        copy_str(e->group, sizeof(e->group), s->tool);
+        copy_str(e->party, sizeof(e->party), party);
+        copy_str(e->harness, sizeof(e->harness), s->tool);
         copy_str(e->session, sizeof(e->session), s->session);
         copy_str(e->project, sizeof(e->project), s->project);
         copy_str(e->model, sizeof(e->model), s->model);
         e->first_ms = s->first_ms;
         e->last_ms = s->last_ms;
-        usage_sums_add(&e->sums, &s->sums);
+        e->sums = s->sums;
+}
+
+static int session_cmp(const void *a, const void *b);
+
+/* heap[i] older than heap[j] in the report's order */
+static bool heap_less(const struct run *c, size_t i, size_t j)
+{
+        return session_cmp(&c->agg.v[c->heap[i]], &c->agg.v[c->heap[j]]) < 0;
+}
+
+static void heap_swap(struct run *c, size_t i, size_t j)
+{
+        uint32_t t = c->heap[i];
+        c->heap[i] = c->heap[j];
+        c->heap[j] = t;
+}
+
+static void heap_up(struct run *c, size_t i)
+{
+        while (i > 0 && heap_less(c, i, (i - 1) / 2)) {
+                heap_swap(c, i, (i - 1) / 2);
+                i = (i - 1) / 2;
+        }
+}
+
+static void heap_down(struct run *c, size_t i)
+{
+        for (;;) {
+                size_t l = 2 * i + 1, r = l + 1, m = i;
+                if (l < c->agg.n && heap_less(c, l, m))
+                        m = l;
+                if (r < c->agg.n && heap_less(c, r, m))
+                        m = r;
+                if (m == i)
+                        return;
+                heap_swap(c, i, m);
+                i = m;
+        }
+}
+
+/* The session among the newest q->limit so far, or not: the oldest kept
+ * makes room for a newer one. Memory stays q->limit entries however many
+ * sessions the ledger holds. */
+static int keep_newest(struct run *c, const struct session_entry *s, const char *party)
+{
+        struct report_entry *oldest;
+        struct report_entry cand;
+
+        c->seen++;
+        usage_sums_add(&c->all, &s->sums);
+        if (c->agg.n < c->q->limit) {
+                if (grow_entries(&c->agg) < 0)
+                        return -ENOMEM;
+                if (c->heap_cap < c->agg.cap) {
+                        uint32_t *nh = reallocarray(c->heap, c->agg.cap, sizeof(*nh));
+                        if (!nh)
+                                return -ENOMEM;
+                        c->heap = nh;
+                        c->heap_cap = c->agg.cap;
+                }
+                session_fill(&c->agg.v[c->agg.n], s, party);
+                c->heap[c->agg.n] = (uint32_t)c->agg.n;
+                c->agg.n++;
+                heap_up(c, c->agg.n - 1);
+                return 0;
+        }
+        oldest = &c->agg.v[c->heap[0]];
+        if (s->last_ms < oldest->last_ms)
+                return 0; /* the common case: no copy at all */
+        session_fill(&cand, s, party);
+        if (session_cmp(&cand, oldest) <= 0)
+                return 0;
+        *oldest = cand;
+        heap_down(c, 0);
+        return 0;
+}
+
+static int session_cb(const struct session_entry *s, const char *party, void *u)
+{
+        struct run *c = u;
+
+        if (!report_row_ok(c->q, s->tool, s->session, s->project) ||
+            !session_in_range(c, s->first_ms, s->last_ms))
+                return 0;
+        if (c->newest_only)
+                return keep_newest(c, s, party);
+        /* each (session, harness, party) comes once: no index to find it by */
+        if (grow_entries(&c->agg) < 0)
+                return -ENOMEM;
+        session_fill(&c->agg.v[c->agg.n++], s, party);
         return 0;
 }
 
@@ -480,7 +583,7 @@ void report_result_finish(const struct report_query *q, struct report_entry *row
                                                                            : key_cmp;
 
         sort_entries(rows, n, cmp);
-        *res = (struct report_result){.kind = q->kind, .rows = rows, .n = n};
+        *res = (struct report_result){.kind = q->kind, .rows = rows, .n = n, .rows_total = n};
         for (size_t i = 0; i < res->n; i++) {
                 const struct report_entry *e = &res->rows[i];
                 if (q->kind == REPORT_TOOL) {
@@ -491,12 +594,22 @@ void report_result_finish(const struct report_query *q, struct report_entry *row
                         usage_sums_add(&res->totals, &e->sums);
                 }
         }
+        /* a session limit: the newest (the last in this order), the totals
+         * of all */
+        if (q->kind == REPORT_SESSION && q->limit && n > q->limit) {
+                memmove(rows, rows + (n - q->limit), q->limit * sizeof(*rows));
+                res->n = q->limit;
+        }
 }
 
 static void finish(struct run *c, struct report_result *res)
 {
         report_result_finish(c->q, c->agg.v, c->agg.n, res);
         c->agg.v = NULL;
+        if (c->newest_only) { /* the kept ones are summed; the report sums all */
+                res->totals = c->all;
+                res->rows_total = c->seen;
+        }
 }
 
 /* ---- the cache of old rollups' sums -------------------------------------- */
@@ -692,6 +805,7 @@ static int build(const struct report_source *src, struct report_cache *cache,
                 if (r >= 0 && q->kind == REPORT_SESSION)
                         keep_sessions_in_range(&c);
         } else if (q->kind == REPORT_SESSION) {
+                c.newest_only = q->limit > 0;
                 r = src->sessions(src->ctx, q, session_cb, &c);
         } else if (cache && c.l) {
                 r = rollups_cached(&c, cache);
@@ -707,6 +821,7 @@ static int build(const struct report_source *src, struct report_cache *cache,
         free(c.agg.slot);
         free(c.roots.v);
         free(c.roots.slot);
+        free(c.heap);
         return r < 0 ? r : 0;
 }
 

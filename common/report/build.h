@@ -48,7 +48,9 @@ struct report_result {
         enum report_kind kind;
         struct report_entry *rows; /* in report order (see report.h) */
         size_t n;
-        struct usage_sums totals;  /* sum of the rows (not for tool) */
+        struct usage_sums totals;  /* sum of the rows (not for tool); with a
+                                    * session limit, of every session in range */
+        size_t rows_total;         /* the rows before a session limit cut them (else n) */
         uint64_t calls, priced_calls; /* tool report totals */
         double share_nano;
 };

@@ -295,6 +295,10 @@ static void report_write(struct jsonw *w, const struct report_query *q, const st
                 jsonw_key_string(w, "session", q->session);
         if (q->project)
                 jsonw_key_string(w, "project", q->project);
+        if (q->kind == REPORT_SESSION) { /* the rows may be the newest of more */
+                int_or_null(w, "limit", q->limit > 0, q->limit);
+                jsonw_key_int(w, "rows_total", (int64_t)res->rows_total);
+        }
         if (q->kind == REPORT_WEEKLY)
                 jsonw_key_string(w, "week_start", report_week_start_name(report_week_start(q)));
         if (q->kind == REPORT_PROJECT)

@@ -209,6 +209,8 @@ int report_query_range(const struct report_query *q, struct report_range *ret_ra
                 return report_fail(ret_error, -EINVAL, "bad week start");
         if (q->cost < REPORT_COST_AUTO || q->cost > REPORT_COST_COMPUTED)
                 return report_fail(ret_error, -EINVAL, "unknown cost mode");
+        if (q->limit && q->kind != REPORT_SESSION)
+                return report_fail(ret_error, -EINVAL, "--limit applies to session reports");
         if (timefmt_zone_valid(q->tz) < 0)
                 return report_fail(ret_error, -EINVAL, "unknown time zone '%s'", q->tz);
         if (q->since && timefmt_parse_day(q->since, q->tz, &rg.since_ms) < 0)
@@ -289,6 +291,24 @@ static int harness_from_json(json_object *req, struct report_query *q, const cha
         return 0;
 }
 
+/* "limit": a whole number 0 .. REPORT_LIMIT_MAX, or null / absent (0). */
+static int limit_from_json(json_object *req, uint32_t *ret, const char **ret_error)
+{
+        json_object *v;
+        int64_t n;
+
+        *ret = 0;
+        if (!json_object_object_get_ex(req, "limit", &v) || json_object_is_type(v, json_type_null))
+                return 0;
+        if (!json_object_is_type(v, json_type_int))
+                return report_fail(ret_error, -EINVAL, "\"limit\" must be a whole number");
+        n = json_object_get_int64(v);
+        if (n < 0 || n > REPORT_LIMIT_MAX)
+                return report_fail(ret_error, -EINVAL, "\"limit\" must be 0 .. %d", REPORT_LIMIT_MAX);
+        *ret = (uint32_t)n;
+        return 0;
+}
+
 int report_query_from_json(json_object *req, struct report_query *ret_query,
                            const char **ret_error)
 {
@@ -330,6 +350,8 @@ int report_query_from_json(json_object *req, struct report_query *ret_query,
                 return report_fail(ret_error, -EINVAL,
                                    "unknown cost mode '%s' (auto, vendor, computed)", cost);
         if ((r = harness_from_json(req, &q, ret_error)) < 0)
+                return r;
+        if ((r = limit_from_json(req, &q.limit, ret_error)) < 0)
                 return r;
         *ret_query = q;
         return 0;

@@ -40,6 +40,8 @@ enum report_cost {
 };
 
 #define REPORT_HARNESS_MAX 8
+/* The largest session limit a query takes (more is every session anyway). */
+#define REPORT_LIMIT_MAX 10000000
 
 /* Team reports (agentmeterctl --team): rows split by the machine or the
  * user that first sent them. */
@@ -79,6 +81,10 @@ struct report_query {
          * adapters/origins.h); NULL: none. Its failure fails the report. */
         int (*annotate)(void *u, struct report_result *res);
         void *annotate_u;
+        /* session report: only the newest `limit` sessions (by last time)
+         * are listed, the totals and the count (report_result.rows_total)
+         * stay those of every session in the range; 0: every session */
+        uint32_t limit;
 };
 
 /* "machine" / "user"; -EINVAL. */
@@ -116,7 +122,8 @@ bool report_query_filtered(const struct report_query *q);
 /* Builds the same query from a JSON request object {"report":"daily","tz":..,
  * "since":..,"until":..,"harness":[..] or "a,b","cost":"auto",
  * "breakdown":"model","week_start":"monday","merge_worktrees":true,
- * "session":"id","project":"/path"}; strings point into req. */
+ * "session":"id","project":"/path","limit":50}; strings point into req.
+ * "limit" (session reports): 0 or absent, every session. */
 int report_query_from_json(struct json_object *req, struct report_query *ret_query,
                            const char **ret_error);
 

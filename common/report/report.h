@@ -15,6 +15,9 @@
  * Session rows also carry harness, session, project, model, first, last;
  * model rows harness, provider, model; tool rows harness, tool, calls,
  * cost_share_usd (null when the harness has no cost).
+ * Session reports also carry "limit" (null: every session) and "rows_total"
+ * (the sessions in the range): with a limit only the newest `limit` are
+ * rows, "totals" still sum all rows_total of them.
  * Rows are sorted by key (daily, monthly, model), by last time (session),
  * by calls descending then key (tool). A session is listed when its
  * [first, last] overlaps the range, and its sums are the WHOLE session's.

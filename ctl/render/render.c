@@ -500,6 +500,19 @@ static int csv(FILE *f, struct json_object *rep, struct json_object *rows,
         return 0;
 }
 
+/* A session report cut to its newest sessions says so under the table. */
+static void shown_of_total(FILE *f, struct json_object *rep, struct json_object *rows)
+{
+        int64_t total, shown = (int64_t)json_object_array_length(rows);
+        char a[FMT_MAX], b[FMT_MAX];
+
+        if (!jint(rep, "rows_total", &total) || total <= shown)
+                return;
+        fmt_i64(total, b);
+        fprintf(f, "showing the newest %s of %s sessions; TOTAL is all %s (--limit N or --all for more)\n",
+                fmt_i64(shown, a), b, b);
+}
+
 int render_report(FILE *f, struct json_object *rep, enum render_format format, bool pretty)
 {
         struct json_object *rows = jfield(rep, "rows");
@@ -525,6 +538,7 @@ int render_report(FILE *f, struct json_object *rep, enum render_format format, b
                                 r = table_print(t, f);
                         if (r >= 0) {
                                 render_report_notes(f, rep);
+                                shown_of_total(f, rep, rows);
                                 fputs(FMT_COST_LEGEND "\n", f);
                                 events_legend(f, rep, jfield(rep, "rows"));
                         }

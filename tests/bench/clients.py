@@ -40,7 +40,9 @@ def summary(name, lat, bad):
         name, p(0.5), p(0.99), lat[-1], len(lat), ", %d failed" % bad if bad else ""))
 
 
-for args, n in ((["report", "daily", "--json"], a.seq), (["report", "session", "--json"], max(10, a.seq // 5))):
+# report session: its default (the newest 50 sessions) and every session
+for args, n in ((["report", "daily", "--json"], a.seq), (["report", "session", "--json"], max(10, a.seq // 5)),
+                (["report", "session", "--all", "--json"], 5)):
     res = [one(args) for _ in range(n)]
     summary(" ".join(args), [r[0] for r in res], sum(1 for r in res if r[1]))
 

@@ -183,6 +183,8 @@ for name in "${LIVE[@]}"; do
 		echo "== answers with $name ingested (agentmeterctl, a new process per query):"
 		env HOME="$W/home" XDG_STATE_HOME="$st" XDG_RUNTIME_DIR="$W/run" PATH="$PATH" \
 			python3 "$SRC/tests/bench/clients.py" "$B/agentmeterctl" "$S/--bench--/clients.jsonl"
+		echo "== the daemon's own answer times, 50 socket clients x 4 (no process per query; a session report every 8th):"
+		python3 "$SRC/tests/bench/socket_clients.py" "$W/run/agentmeterd/control.sock" --pid "$DP" --session-every 8
 		echo "== statusline latency with $name ingested ($(du -sh "$st/agentmeterd/ledger.mdb" | cut -f1) ledger):"
 		python3 "$SRC/tests/bench/statusline.py" "$B/agentmeterctl" "$([ "$QUICK" = --quick ] && echo 100 || echo 1000)" \
 			HOME="$W/home" XDG_STATE_HOME="$st" XDG_RUNTIME_DIR="$W/run"
