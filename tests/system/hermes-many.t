@@ -38,7 +38,7 @@ for r in sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("
     print(*r)' "$H/state.db"
 }
 metered_sessions() {
-	"$C" report session --json 2>/dev/null |
+	"$C" report session --all --json 2>/dev/null |
 		jq -r '[.rows[] | select(.harness=="hermes")] | sort_by(.session)[] | "\(.session) \(.input_tokens) \(.output_tokens) \(.cache_read_tokens)"'
 }
 same_as_db() { [ "$(metered_sessions)" = "$(db_sessions)" ]; }

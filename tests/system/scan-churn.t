@@ -69,7 +69,7 @@ check "files changed while the first scan ran ($at_start operations when the dae
 mkdir -p "$T/ref"
 "$D" --once --read-threads 1 --state-dir "$T/ref" >/dev/null 2>&1; ok $? "a serial --once of the final tree"
 sessions() { # sessions [CTL ARGS]: "id events input output" per session, sorted
-	"$C" "$@" report session --json 2>/dev/null |
+	"$C" "$@" report session --all --json 2>/dev/null |
 		jq -r '.rows[] | "\(.session) \(.events) \(.input_tokens) \(.output_tokens)"' | sort
 }
 sessions --socket "$T/none.sock" --state-dir "$T/ref" >"$T/ref.txt"
