@@ -188,6 +188,20 @@ int adapt_sql_errno(sqlite3 *db, int rc)
         return -EIO;
 }
 
+const char *adapt_db_strerror(int err)
+{
+        switch (err) {
+        case -EBADMSG:
+                return "the database is corrupt (or not a SQLite database); what was counted from it "
+                       "stays";
+        case -EPROTO:
+                return "the database's tables are not in a shape this version knows";
+        case -EBUSY:
+                return "the database is locked by a writer (read again shortly)";
+        }
+        return strerror(err < 0 ? -err : err);
+}
+
 /* octet_length() arrived in SQLite 3.43; OpenClaw's CHECKs use it. */
 static void octet_length_fn(sqlite3_context *c, int argc, sqlite3_value **v)
 {

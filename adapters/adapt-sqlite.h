@@ -32,6 +32,9 @@ void adapt_db_close(struct adapt_db *d);
  * -EPROTO a schema we do not know (no such table or column), -EACCES,
  * -ENOENT, -ENOMEM, -EIO. */
 int adapt_sql_errno(struct sqlite3 *db, int rc);
+/* What one of those errors means for a database, in words for status and
+ * the log ("the database is corrupt ..."); strerror's for any other. */
+const char *adapt_db_strerror(int err);
 
 /* Whether the database has no tables yet (a new, empty file). */
 bool adapt_db_empty(struct adapt_db *d);

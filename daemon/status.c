@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adapt-sqlite.h"
 #include "control.h"
 #include "ingest/ingest.h"
 #include "ledger/ledger.h"
@@ -414,7 +415,9 @@ static json_object *source_json(struct ingest *in, const struct source_rec *s)
         add(so, "resets", json_object_new_int64((int64_t)cp.resets));
         add(so, "not_transcript", json_object_new_boolean(s->not_source));
         add(so, "last_commit", time_or_null(cp.last_commit_ms));
-        add(so, "error", s->last_error ? json_object_new_string(strerror(-s->last_error)) : NULL);
+        add(so, "error", !s->last_error              ? NULL
+                         : s->kind == CLASS_TABLE ? json_object_new_string(adapt_db_strerror(s->last_error))
+                                                  : json_object_new_string(strerror(-s->last_error)));
         return so;
 }
 

@@ -131,11 +131,12 @@ static void droid_free_config(void *config)
 
 /* ---- status ----------------------------------------------------------------------------- */
 
-/* The resets seen over all sessions (a snapshot whose totals went down). */
+/* The rollbacks seen over all sessions (a snapshot whose totals went down:
+ * an older one written back, adding nothing). */
 static struct json_object *droid_status(const struct adapter_status_ctx *ctx)
 {
         struct adapter_source_view v;
-        uint64_t resets = 0, sessions = 0;
+        uint64_t rollbacks = 0, sessions = 0;
         json_object *res = json_object_new_object(), *notes;
         char buf[256];
 
@@ -146,18 +147,18 @@ static struct json_object *droid_status(const struct adapter_status_ctx *ctx)
                 uint32_t k;
 
                 if (v.cp && v.cp->state_len && parse_state_decode(v.cp->state, v.cp->state_len, &ps) == 0 &&
-                    droid_resets(&ps, &k) == 0) {
+                    droid_rollbacks(&ps, &k) == 0) {
                         sessions++;
-                        resets += k;
+                        rollbacks += k;
                 }
         }
         json_object_object_add(res, "snapshot_sessions", json_object_new_int64((int64_t)sessions));
-        json_object_object_add(res, "snapshot_resets", json_object_new_int64((int64_t)resets));
+        json_object_object_add(res, "snapshot_rollbacks", json_object_new_int64((int64_t)rollbacks));
         notes = json_object_new_array();
         snprintf(buf, sizeof(buf),
-                 "%llu sessions with usage; rows are snapshot steps, not calls; %llu resets (a session's total "
-                 "went down: its new total counted from zero)",
-                 (unsigned long long)sessions, (unsigned long long)resets);
+                 "%llu sessions with usage; rows are snapshot steps, not calls; %llu rollbacks (a session's "
+                 "total went down: an older snapshot written back, counting only what rises above the highest)",
+                 (unsigned long long)sessions, (unsigned long long)rollbacks);
         json_object_array_add(notes, json_object_new_string(buf));
         json_object_object_add(res, "notes", notes);
         return res;

@@ -1,6 +1,7 @@
 /* Droid <id>.settings.json snapshots as ledger rows: the difference between
- * this snapshot's cumulative tokenUsage and the last one read (kept in the
- * parse state), a reset when the totals went down, the custom-model map,
+ * this snapshot's cumulative tokenUsage and the highest one read (kept in
+ * the parse state; a lower one is an older snapshot written back, not a
+ * new count), the custom-model map,
  * and the project from the session's own transcript header. The document
  * is a few KB; the scanner keeps four members and skips the rest (the
  * system prompt) without building anything. */
@@ -68,28 +69,41 @@ static bool doc_key(struct jscan *s, const struct jscan_span *k, void *u, int de
 
 /* ---- the parse state's private part ------------------------------------------------ */
 
-#define PRIV_VERSION 1
-#define PRIV_LEN (1 + 1 + 4 + 8 * T_COUNT)
+/* Format 2: format 1 and the rollbacks seen. t[] holds each total's
+ * highest value read (format 1: the last read, which was the highest
+ * since its last reset). resets is kept for the keys of sessions that saw
+ * a reset before format 2 (a decrease is no reset since). */
+#define PRIV_VERSION_1 1
+#define PRIV_LEN_1 (1 + 1 + 4 + 8 * T_COUNT)
+#define PRIV_VERSION 2
+#define PRIV_LEN (PRIV_LEN_1 + 4)
 #define PF_SNAPSHOT 0x1u /* a snapshot has been read */
 #define PF_PROJECT  0x2u /* the transcript header has been looked at */
+#define PF_BELOW    0x4u /* the last snapshot read was below the highest totals */
 
 struct priv {
         uint8_t flags;
         uint32_t resets;
         uint64_t t[T_COUNT];
+        uint32_t rollbacks;
 };
 
 static struct priv priv_get(const struct parse_state *ps)
 {
         struct priv p = { 0 };
         struct br r = { ps->priv, ps->priv_len, 0, false };
+        uint8_t version = ps->priv_len ? ps->priv[0] : 0;
 
-        if (ps->priv_len != PRIV_LEN || br_u8(&r) != PRIV_VERSION)
+        if (!(version == PRIV_VERSION_1 && ps->priv_len == PRIV_LEN_1) &&
+            !(version == PRIV_VERSION && ps->priv_len == PRIV_LEN))
                 return p;
+        (void)br_u8(&r);
         p.flags = br_u8(&r);
         p.resets = br_u32(&r);
         for (int i = 0; i < T_COUNT; i++)
                 p.t[i] = br_u64(&r);
+        if (version == PRIV_VERSION)
+                p.rollbacks = br_u32(&r);
         return p;
 }
 
@@ -102,14 +116,16 @@ static void priv_put(struct parse_state *ps, const struct priv *p)
         bw_u32(&w, p->resets);
         for (int i = 0; i < T_COUNT; i++)
                 bw_u64(&w, p->t[i]);
+        bw_u32(&w, p->rollbacks);
         ps->priv_len = (uint32_t)w.len;
 }
 
-int droid_resets(const struct parse_state *ps, uint32_t *ret_resets)
+int droid_rollbacks(const struct parse_state *ps, uint32_t *ret_rollbacks)
 {
-        if (ps->priv_len != PRIV_LEN)
+        if (!((ps->priv_len == PRIV_LEN_1 && ps->priv[0] == PRIV_VERSION_1) ||
+              (ps->priv_len == PRIV_LEN && ps->priv[0] == PRIV_VERSION)))
                 return -ENOENT;
-        *ret_resets = priv_get(ps).resets;
+        *ret_rollbacks = priv_get(ps).rollbacks;
         return 0;
 }
 
@@ -298,8 +314,8 @@ int droid_parse_document(const struct source_ctx *ctx, struct parse_state *ps, c
         struct jscan s = { doc, doc + len };
         struct snap_f f = { 0 };
         struct priv p = priv_get(ps);
-        uint64_t now[T_COUNT], d[T_COUNT] = { 0 };
-        bool reset = false, grew = false;
+        uint64_t now[T_COUNT], high[T_COUNT], d[T_COUNT] = { 0 };
+        bool below = false, grew = false;
 
         *io_known = 0;
         jscan_ws(&s);
@@ -317,23 +333,29 @@ int droid_parse_document(const struct source_ctx *ctx, struct parse_state *ps, c
                 if (!(p.flags & PF_PROJECT) && project_of(ps, ctx->path))
                         p.flags |= PF_PROJECT;
         }
+        /* the totals only grow (forks and sub-agents are sessions of their
+         * own): a lower snapshot is an older one written back (the .bak
+         * restored, a second Droid with an older state, a sync), and what
+         * follows it counts only above the highest totals read */
         if (p.flags & PF_SNAPSHOT)
                 for (int i = T_INPUT; i <= T_CACHE_WRITE; i++)
-                        reset |= now[i] < p.t[i];
-        if (reset)
-                p.resets++;
+                        below |= now[i] < p.t[i];
+        if (below && !(p.flags & PF_BELOW))
+                p.rollbacks++;
+        p.flags = below ? p.flags | PF_BELOW : p.flags & ~PF_BELOW;
         for (int i = 0; i < T_COUNT; i++) {
-                uint64_t base = reset || !(p.flags & PF_SNAPSHOT) ? 0 : p.t[i];
+                uint64_t base = p.flags & PF_SNAPSHOT ? p.t[i] : 0;
                 d[i] = now[i] > base ? now[i] - base : 0;
+                high[i] = now[i] > base ? now[i] : base;
                 grew |= i != T_THINKING && d[i] > 0;
         }
         if (grew) {
-                int r = emit(ctx, ps, &f, now, d, p.resets, out);
+                int r = emit(ctx, ps, &f, high, d, p.resets, out);
                 if (r < 0)
                         return r;
         }
         p.flags |= PF_SNAPSHOT;
-        memcpy(p.t, now, sizeof(p.t));
+        memcpy(p.t, high, sizeof(p.t));
         priv_put(ps, &p);
         return PARSE_OK;
 }

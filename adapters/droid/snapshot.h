@@ -9,7 +9,7 @@
 #include "adapter.h"
 
 /* Dedup-key format tag: bump when the key's fields change. */
-#define DROID_KEY_STEP "droid-step-v1" /* (session id, resets, the snapshot's five totals) */
+#define DROID_KEY_STEP "droid-step-v1" /* (session id, resets, the five highest totals) */
 
 /* ~/.factory/settings.json customModels, in order. */
 #define DROID_MODELS_MAX 256
@@ -37,11 +37,17 @@ const struct droid_model *droid_custom_model(const struct droid_config *c, const
  * Reads only model, providerLock and tokenUsage {inputTokens, outputTokens,
  * cacheCreationTokens, cacheReadTokens, thinkingTokens} (never
  * inclusiveTokenUsage, lastCallTokenUsage or the .bak). ps->priv keeps the
- * last snapshot read and how many resets were seen. A snapshot that grew
- * makes one row (kind ROW_KIND_SNAPSHOT_STEP, tool "droid") holding the
- * difference; an unchanged one (or one without tokenUsage) none; one where
- * any of input, output, cache read or cache write went down is a reset:
- * the session's counter started again, and the new snapshot counts whole.
+ * highest totals read (each of the five) and how many rollbacks were seen.
+ * The totals are cumulative and only grow (a fork or a sub-agent is a
+ * session of its own), so a snapshot where any of input, output, cache
+ * read or cache write is lower than the highest read is an older one
+ * written back (the .bak restored, a second Droid with an older state, a
+ * sync): a rollback, counted once in status, adding nothing; a later
+ * snapshot adds only what rises above the highest totals, so the calls of
+ * a rollback and regrowth are counted once (a second writer's own calls
+ * below the highest totals are not seen). A snapshot above them makes one
+ * row (kind ROW_KIND_SNAPSHOT_STEP, tool "droid") holding the rise; an
+ * unchanged or lower one (or one without tokenUsage) none.
  * Tokens: input = inputTokens (cache read excluded), cache_write =
  * cacheCreationTokens, output includes thinking (reasoning, a subset).
  * Session = the file name's <id>; project = the cwd of the sibling
@@ -49,8 +55,8 @@ const struct droid_model *droid_custom_model(const struct droid_config *c, const
  * of ctx->config for custom:<name>-<n> (model_alias the id Droid wrote;
  * provider the entry's), else the id as written (provider providerLock);
  * time = the file's mtime (approximate: the step ended then). Key:
- * DROID_KEY_STEP over (session id, resets seen, the five cumulative
- * totals), so the same snapshot read again (a crash before the commit, a
+ * DROID_KEY_STEP over (session id, the resets a state before rollbacks
+ * had seen, the five highest totals), so the same snapshot read again (a crash before the commit, a
  * copy under another path) is the same row, and two sessions with equal
  * totals are two rows. Returns PARSE_OK, PARSE_INCOMPLETE (not one whole
  * JSON object: torn), PARSE_MALFORMED (tokenUsage numbers that are not
@@ -58,5 +64,5 @@ const struct droid_model *droid_custom_model(const struct droid_config *c, const
 int droid_parse_document(const struct source_ctx *ctx, struct parse_state *ps, const char *doc, size_t len,
                          size_t *io_known, struct row_batch *out);
 
-/* Resets the parse state has seen (status). -ENOENT when it holds none. */
-int droid_resets(const struct parse_state *ps, uint32_t *ret_resets);
+/* Rollbacks the parse state has seen (status). -ENOENT when it holds none. */
+int droid_rollbacks(const struct parse_state *ps, uint32_t *ret_rollbacks);

@@ -22,14 +22,26 @@ _Static_assert(ROW_PROJECT_MAX <= JSCAN_SET_MAX, "row fields fit jscan_span_set"
 
 /* ---- fields ------------------------------------------------------------------ */
 
+/* A token count: a number as it is; any other value (text, null: JSON's
+ * NaN, an object) present but not a number, so the row is refused rather
+ * than counted with 0 in its place. */
+static bool read_count(struct jscan *s, struct jscan_num *ret_num, int depth)
+{
+        if (!jscan_read_num(s, ret_num, depth))
+                return false;
+        if (!ret_num->present)
+                *ret_num = (struct jscan_num){ .present = true, .is_int = false, .d = NAN };
+        return true;
+}
+
 static bool cache_key(struct jscan *s, const struct jscan_span *k, void *u, int depth)
 {
         struct ocode_msg *m = u;
 
         if (JSCAN_KEY_IS(k, "read"))
-                return jscan_read_num(s, &m->cache_read, depth);
+                return read_count(s, &m->cache_read, depth);
         if (JSCAN_KEY_IS(k, "write"))
-                return jscan_read_num(s, &m->cache_write, depth);
+                return read_count(s, &m->cache_write, depth);
         return jscan_skip(s, depth);
 }
 
@@ -38,13 +50,13 @@ static bool tokens_key(struct jscan *s, const struct jscan_span *k, void *u, int
         struct ocode_msg *m = u;
 
         if (JSCAN_KEY_IS(k, "total"))
-                return jscan_read_num(s, &m->total, depth);
+                return read_count(s, &m->total, depth);
         if (JSCAN_KEY_IS(k, "input"))
-                return jscan_read_num(s, &m->input, depth);
+                return read_count(s, &m->input, depth);
         if (JSCAN_KEY_IS(k, "output"))
-                return jscan_read_num(s, &m->output, depth);
+                return read_count(s, &m->output, depth);
         if (JSCAN_KEY_IS(k, "reasoning"))
-                return jscan_read_num(s, &m->reasoning, depth);
+                return read_count(s, &m->reasoning, depth);
         if (JSCAN_KEY_IS(k, "cache")) {
                 m->cache_read.present = m->cache_write.present = false;
                 if (jscan_at(s, '{'))

@@ -164,7 +164,7 @@ static void agents_archives(FILE *f, struct json_object *agents)
 }
 
 /* OpenCode, Kilo: per database, the rows read, the rows waiting for their
- * final tokens and the watermarks */
+ * final tokens and the watermarks, and why its last read failed */
 static void databases(FILE *f, struct json_object *dbs)
 {
         char a[FMT_MAX], b[FMT_MAX], c[FMT_MAX], d[FMT_MAX];
@@ -177,6 +177,8 @@ static void databases(FILE *f, struct json_object *dbs)
                         or_dash(jstr(db, "path")), fmt_i64(jint_or(db, "rows_read", 0), a),
                         fmt_i64(jint_or(db, "waiting", 0), b), jbool(db, "waiting_more") ? "+" : "",
                         fmt_i64(jint_or(db, "watermark", 0), c), fmt_i64(jint_or(db, "event_watermark", 0), d));
+                if (jstr(db, "error"))
+                        fprintf(f, "    error: %s\n", termtext_tmp(jstr(db, "error")));
         }
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapt-sqlite.h"
 #include "ingest/internal.h"
 #include "log.h"
 #include "timefmt.h"
@@ -29,6 +30,10 @@ static void note_error(struct ingest *in, struct source_rec *s, int err)
         s->last_error = err;
         if (err == -ENOENT)
                 log_full(LOG_INFO, s->adapter->id, s->path, 0, "source is gone; its rows stay in the ledger");
+        else if (s->kind == CLASS_TABLE)
+                log_full(LOG_WARNING, s->adapter->id, s->path, 0,
+                         "cannot read database, skipping it and going on (retried later): %s",
+                         adapt_db_strerror(err));
         else
                 log_full(LOG_WARNING, s->adapter->id, s->path, err,
                          "cannot read source, skipping it and going on (retried later)");

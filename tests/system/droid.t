@@ -4,7 +4,7 @@
 # the fixture rules (two sessions with the same usage, a .bak, custom
 # models, a torn snapshot), a snapshot replaced by rename three times while
 # the daemon runs (ends at the last snapshot), one rewritten in place in
-# two halves, a reset, a kill -9 between two replacements, and what status
+# two halves, a rollback and regrowth, a kill -9 between two replacements, and what status
 # and the report table say the events of Droid are.
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 new_env
@@ -107,11 +107,16 @@ is "$(tok)" "[6000,60,4000,64]" "after kill -9 and a replacement: the last snaps
 out=$(once)
 is "$(field 'rows added' "$out")" 0 "the same snapshot again adds nothing"
 
-# 5. a reset (the session's totals went down): the new total counts whole
+# 5. a rollback (the totals went down: an older snapshot written back), then
+# regrowth to the old totals and past them: each call once
 start_daemon; ok $? "daemon up again"
 replace 300 3 0 0
-wait_until 20 holds '[ "$(tok)" = "[6300,63,4000,64]" ]'
-ok $? "a reset counts the new total from zero"
-is "$("$C" status --json | jq '.harnesses[] | select(.id=="droid") | .snapshot_resets')" 1 "status counts the reset"
+sleep 1
+is "$(tok)" "[6000,60,4000,64]" "a rollback adds nothing"
+replace 6000 60 4000 64
+replace 6500 65 4000 64
+wait_until 20 holds '[ "$(tok)" = "[6500,65,4000,64]" ]'
+ok $? "regrowth counts only what rises above the highest totals"
+is "$("$C" status --json | jq '.harnesses[] | select(.id=="droid") | .snapshot_rollbacks')" 1 "status counts the rollback"
 stop_daemon; ok $? "daemon stops cleanly"
 done_testing

@@ -233,7 +233,7 @@ static void test_steps(const struct droid_config *cfg)
         struct parse_state ps = { 0 }, before;
         struct row_batch b = { 0 }, again = { 0 };
         struct totals t = { 0 };
-        uint32_t resets = 0;
+        uint32_t rollbacks = 0;
         char *tmp = tap_tmpdir();
 
         pj(fx, am_srcdir(), "fixtures/droid");
@@ -253,8 +253,11 @@ static void test_steps(const struct droid_config *cfg)
                 free(text);
                 before = ps;
                 ok(parse_doc(sess, cfg, &ps, &b) == PARSE_OK, "step %d parsed", k);
-                ok(b.n - n0 == (k == 4 ? 0u : 1u), "step %d: %s", k, k == 4 ? "unchanged, no row" : "one row");
-                if (k == 2 || k == 5) {
+                /* 3 rolls back to lower totals, 4 is 3 again, 5 regrows to 2's */
+                ok(b.n - n0 == (k <= 2 ? 1u : 0u), "step %d: %s", k,
+                   k <= 2 ? "one row" : k == 3 ? "a rollback, no row" : k == 4 ? "unchanged, no row"
+                                                                         : "back at the highest totals, no row");
+                if (k == 2) {
                         /* a crash before the commit: read again from the state before */
                         struct parse_state re = before;
                         row_batch_clear(&again);
@@ -273,8 +276,16 @@ static void test_steps(const struct droid_config *cfg)
         is_int(t.cache_write, jint(c, "cache_write", -1), "steps: cache write");
         is_int(t.reasoning, jint(c, "reasoning", -1), "steps: reasoning");
         is_int(t.total, jint(c, "total", -1), "steps: total");
-        ok(droid_resets(&ps, &resets) == 0 && resets == jint(c, "resets", -1), "steps: one reset seen");
-        ok(b.n >= 3 && b.rows[2].input == 200 && b.rows[2].output == 5, "the reset counts its new total whole");
+        ok(droid_rollbacks(&ps, &rollbacks) == 0 && rollbacks == jint(c, "rollbacks", -1), "steps: one rollback seen");
+        /* growth past the highest totals: only the rise counts */
+        write_file(sess, "{\"model\": \"custom:My-Claude-0\", \"tokenUsage\": {\"inputTokens\": 3500, "
+                         "\"outputTokens\": 35, \"cacheCreationTokens\": 64, \"cacheReadTokens\": 1500, "
+                         "\"thinkingTokens\": 4}}");
+        row_batch_clear(&again);
+        is_int(parse_doc(sess, cfg, &ps, &again), PARSE_OK, "past the highest totals");
+        ok(again.n == 1 && again.rows[0].input == 500 && again.rows[0].output == 5 && again.rows[0].cache_read == 0 &&
+                   again.rows[0].cache_write == 0,
+           "... only the rise above them counts");
         /* the same last version read again: nothing */
         row_batch_clear(&again);
         is_int(parse_doc(sess, cfg, &ps, &again), PARSE_OK, "the last version again");
