@@ -658,34 +658,7 @@ int ledger_foreach_checkpoint(struct ledger *l,
                               int (*cb)(const char *path, const struct checkpoint *cp, void *u),
                               void *u)
 {
-        struct checkpoint *cp = malloc(sizeof(*cp));
-        char path[PATH_MAX];
-        MDB_cursor *c = NULL;
-        MDB_txn *txn = NULL;
-        MDB_val k, v;
-        int r, rc;
-
-        if (!cp)
-                return -ENOMEM;
-        r = ledger_read_begin(l, &txn);
-        if (r == 0)
-                r = ledger_errno(mdb_cursor_open(txn, l->dbi[DB_SOURCES], &c));
-        for (rc = r ? MDB_NOTFOUND : mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
-             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-                r = cp_decode(&v, cp, path);
-                if (r == 0)
-                        r = cb(path, cp, u);
-                if (r != 0)
-                        break;
-        }
-        if (r == 0 && rc != MDB_NOTFOUND)
-                r = ledger_errno(rc);
-        if (c)
-                mdb_cursor_close(c);
-        if (txn)
-                ledger_read_end(l, txn);
-        free(cp);
-        return r;
+        return ledger_foreach_checkpoint_under(l, NULL, cb, u);
 }
 
 int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
@@ -702,7 +675,8 @@ int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
 
         if (!cp)
                 return -ENOMEM;
-        n = (size_t)snprintf(prefix, sizeof(prefix), "%s/", strcmp(dir, "/") ? dir : "");
+        prefix[0] = '\0'; /* dir NULL: every path (an empty prefix) */
+        n = dir ? (size_t)snprintf(prefix, sizeof(prefix), "%s/", strcmp(dir, "/") ? dir : "") : 0;
         if (n >= sizeof(prefix)) {
                 free(cp);
                 return -ENAMETOOLONG;
@@ -723,9 +697,11 @@ int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
         }
         /* a prefix longer than a key: every path below it is hashed */
         if (r == 0 && (rc == 0 || rc == MDB_NOTFOUND) && n <= SOURCE_KEY_INLINE) {
-                k = (MDB_val){ .mv_size = n, .mv_data = prefix };
-                for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-                     rc == 0 && k.mv_size >= n && memcmp(k.mv_data, prefix, n) == 0;
+                if (n > 0) { /* else on from the first path keyed by itself */
+                        k = (MDB_val){ .mv_size = n, .mv_data = prefix };
+                        rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+                }
+                for (; rc == 0 && k.mv_size >= n && memcmp(k.mv_data, prefix, n) == 0;
                      rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
                         r = cp_decode(&v, cp, path);
                         if (r == 0)

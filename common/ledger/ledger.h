@@ -106,13 +106,15 @@ int ledger_find_identity(struct ledger *l, uint64_t dev, uint64_t ino, char *ret
  * -ENOENT when old_path has none. The identity entry and the source states
  * follow it. */
 int ledger_move_checkpoint(struct ledger *l, const char *old_path, const char *new_path);
-/* Calls cb for every checkpoint; stops at a non-zero return, which it returns. */
+/* Calls cb for every checkpoint; stops at a non-zero return, which it returns
+ * (ledger_foreach_checkpoint_under with no directory). */
 int ledger_foreach_checkpoint(struct ledger *l,
                               int (*cb)(const char *path, const struct checkpoint *cp, void *u),
                               void *u);
 
 /* The same for the checkpoints of the paths below directory dir only (a
- * range of the sorted keys, and the few paths too long for a key). */
+ * range of the sorted keys, and the few paths too long for a key); dir NULL:
+ * every checkpoint. */
 int ledger_foreach_checkpoint_under(struct ledger *l, const char *dir,
                                     int (*cb)(const char *path, const struct checkpoint *cp, void *u),
                                     void *u);
