@@ -377,6 +377,39 @@ int proto_ok_result_text(const char *line, size_t len, const char **ret_text, si
         return 0;
 }
 
+int proto_encode_ok(json_object *result, char **ret_buf, size_t *ret_len)
+{
+        /* only proto_raw gives an empty object text of its own */
+        const char *text = result && json_object_is_type(result, json_type_object) &&
+                                           json_object_object_length(result) == 0
+                                   ? json_object_get_userdata(result)
+                                   : NULL;
+        size_t k = sizeof(OK_PREFIX) - 1, n;
+        json_object *o;
+        char *buf;
+        int r;
+
+        if (!text) {
+                o = proto_ok(result);
+                r = o ? proto_encode(o, ret_buf, ret_len) : -ENOMEM;
+                json_object_put(o);
+                return r;
+        }
+        n = strlen(text);
+        buf = malloc(k + n + 3);
+        if (buf) { /* as json-c prints proto_ok's envelope around it */
+                memcpy(buf, OK_PREFIX, k);
+                memcpy(buf + k, text, n);
+                memcpy(buf + k + n, "}\n", 3);
+        }
+        json_object_put(result);
+        if (!buf)
+                return -ENOMEM;
+        *ret_buf = buf;
+        *ret_len = k + n + 2;
+        return 0;
+}
+
 /* A value whose JSON text was written already prints as that text. */
 static int raw_print(json_object *jso, struct printbuf *pb, int level, int flags)
 {

@@ -46,5 +46,9 @@ int proto_ok_result_text(const char *line, size_t len, const char **ret_text, si
 /* A result whose JSON text is made already (a report: jsonw.h): a value
  * that prints as text wherever it sits, e.g. in proto_ok. Takes text. */
 struct json_object *proto_raw(char *text);
+/* proto_encode(proto_ok(result)), taking result: a proto_raw result's
+ * text is copied once into the line, not printed through json-c's buffer
+ * (a report of years of days is ~350 KB). */
+int proto_encode_ok(struct json_object *result, char **ret_buf, size_t *ret_len);
 /* Reads one line from fd into a malloc'd buffer (max bytes), blocking with timeout (-1 = none). */
 int proto_read_line(int fd, size_t max, int timeout_ms, char **ret_line, size_t *ret_len);

@@ -133,6 +133,25 @@ static int queue_raw(struct client *cl, const char *buf, size_t len)
         return 0;
 }
 
+/* queue_raw of a malloc'd buffer it takes: with nothing queued, the
+ * buffer itself becomes the output (a large answer is not copied again). */
+static int queue_taken(struct client *cl, char *buf, size_t len)
+{
+        int r;
+
+        if (cl->out_len == 0 && len <= (cl->tail ? CONTROL_OUTBUF_MAX : CONTROL_RESPONSE_MAX)) {
+                free(cl->out);
+                cl->out = buf;
+                cl->out_len = len;
+                cl->out_cap = len;
+                update_events(cl);
+                return 0;
+        }
+        r = queue_raw(cl, buf, len);
+        free(buf);
+        return r;
+}
+
 static int queue_out(struct client *cl, struct json_object *obj)
 {
         char *buf;
@@ -230,10 +249,13 @@ static void handle_line(struct client *cl, const char *line, size_t len)
         if (r < 0) {
                 reply_error(cl, code ? code : "internal", err ? err : strerror(-r));
         } else {
-                json_object *o = proto_ok(result);
-                if (queue_out(cl, o) < 0)
+                char *answer;
+                size_t answer_len;
+                r = proto_encode_ok(result, &answer, &answer_len);
+                if (r == 0)
+                        r = queue_taken(cl, answer, answer_len);
+                if (r < 0)
                         reply_error(cl, "too-large", "response too large");
-                json_object_put(o);
         }
         json_object_put(req);
 }

@@ -185,6 +185,12 @@ void jsonw_null(struct jsonw *w)
         put(w, "null", 4);
 }
 
+void jsonw_value_text(struct jsonw *w, const char *text, size_t len)
+{
+        item(w);
+        put(w, text, len);
+}
+
 void jsonw_key_string(struct jsonw *w, const char *key, const char *s)
 {
         jsonw_key(w, key);

@@ -33,6 +33,9 @@ void jsonw_int(struct jsonw *w, int64_t v);
 void jsonw_number(struct jsonw *w, const char *text);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);
+/* A whole value whose text this writer made before (a cached report row):
+ * its bytes as they are, after the comma its place needs. */
+void jsonw_value_text(struct jsonw *w, const char *text, size_t len);
 
 /* "key": value in one call; jsonw_key_string_or_null writes null for NULL or "". */
 void jsonw_key_string(struct jsonw *w, const char *key, const char *s);

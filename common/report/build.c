@@ -12,13 +12,23 @@
 
 /* ---- grouping: entries plus an open-addressing index on (key, harness) -- */
 
+struct cache_slot;
+
 struct agg {
         struct report_entry *v;
         size_t n, cap;
         uint32_t *slot; /* index + 1; 0 = empty */
         size_t nslot;
         size_t last;    /* the entry found last (consecutive rollups share it) */
+        /* a cache hit read without copying (report_view_cached): the cached
+         * entries lie under these, and one is copied into v, from[] its
+         * place there, when a rollup adds to it; -1 for a new one */
+        const struct cache_slot *base;
+        int32_t *from;
 };
+
+static long base_find(const struct cache_slot *s, const char *key, const char *group, const char *party);
+static const struct report_entry *report_cache_slot_entry(const struct cache_slot *s, size_t i);
 
 static uint64_t group_hash(const char *key, const char *group, const char *party)
 {
@@ -57,6 +67,12 @@ static int grow_entries(struct agg *a)
                 if (!nv)
                         return -ENOMEM;
                 a->v = nv;
+                if (a->base) {
+                        int32_t *nf = reallocarray(a->from, ncap, sizeof(*nf));
+                        if (!nf)
+                                return -ENOMEM;
+                        a->from = nf;
+                }
                 a->cap = ncap;
         }
         return 0;
@@ -121,6 +137,16 @@ static struct report_entry *agg_get(struct agg *a, const char *key, const char *
         if (grow(a) < 0)
                 return NULL;
         struct report_entry *e = &a->v[a->n];
+        if (a->base) {
+                long b = base_find(a->base, key, group, party);
+                a->from[a->n] = (int32_t)b;
+                if (b >= 0) { /* the cached entry, as a copy of them all would have it */
+                        memcpy(e, report_cache_slot_entry(a->base, (size_t)b), sizeof(*e));
+                        index_put(a, a->n);
+                        a->last = a->n;
+                        return &a->v[a->n++];
+                }
+        }
         memset(e, 0, sizeof(*e));
         copy_str(e->key, sizeof(e->key), key);
         copy_str(e->group, sizeof(e->group), group);
@@ -131,16 +157,36 @@ static struct report_entry *agg_get(struct agg *a, const char *key, const char *
         return &a->v[a->n++];
 }
 
-/* dst (empty) becomes a copy of src's entries, with its own index. */
-static int agg_copy(struct agg *dst, const struct report_entry *v, size_t n)
+/* Room for this many more entries after a cached report's are loaded
+ * (the window's new days and models), before the index is rebuilt. */
+#define AGG_SPARE 64
+
+/* Index slots for n entries and AGG_SPARE more (grow() keeps 2 (n+1) <= nslot). */
+static size_t index_size(size_t n)
 {
-        for (size_t i = 0; i < n; i++) {
-                if (grow(dst) < 0)
-                        return -ENOMEM;
-                memcpy(&dst->v[dst->n], &v[i], sizeof(v[i]));
-                index_put(dst, dst->n);
-                dst->n++;
-        }
+        size_t nslot = 64;
+        while (nslot < 2 * (n + AGG_SPARE + 1))
+                nslot *= 2;
+        return nslot;
+}
+
+/* dst (empty) becomes a copy of n entries and of their index (nslot slots,
+ * made by index_put over them in this order): two copies, no entry hashed
+ * again, room for AGG_SPARE more. */
+static int agg_load(struct agg *dst, const struct report_entry *v, size_t n, const uint32_t *slot,
+                    size_t nslot)
+{
+        dst->v = reallocarray(NULL, n + AGG_SPARE, sizeof(*v));
+        dst->slot = reallocarray(NULL, nslot, sizeof(*slot));
+        if (!dst->v || !dst->slot)
+                return -ENOMEM;
+        if (n)
+                memcpy(dst->v, v, n * sizeof(*v));
+        memcpy(dst->slot, slot, nslot * sizeof(*slot));
+        dst->n = n;
+        dst->cap = n + AGG_SPARE;
+        dst->nslot = nslot;
+        dst->last = 0;
         return 0;
 }
 
@@ -532,16 +578,42 @@ static int by_pointer(const void *a, const void *b, void *cmp)
         return entry_cmp(*(const struct report_entry *const *)a, *(const struct report_entry *const *)b);
 }
 
+/* Tails of new entries after a sorted run up to this long are merged
+ * into it; longer ones are sorted with the rest. */
+#define SORT_TAIL_MAX 256
+
+/* order[0..n) (pointers into rows): rows[0..p) as they are (sorted), the
+ * tail rows[p..n) sorted and merged in. */
+static void merge_tail(const struct report_entry **order, struct report_entry *rows, size_t p, size_t n,
+                       int (*cmp)(const void *, const void *))
+{
+        const struct report_entry *tail[SORT_TAIL_MAX];
+        size_t t = n - p, i = 0, j = 0, k = 0;
+
+        for (size_t x = 0; x < t; x++)
+                tail[x] = &rows[p + x];
+        qsort_r(tail, t, sizeof(*tail), by_pointer, (void *)cmp);
+        while (i < p || j < t) /* no two compare equal: each row is a group of its own */
+                order[k++] = j == t || (i < p && cmp(&rows[i], tail[j]) <= 0) ? &rows[i++] : tail[j++];
+}
+
 /* rows in cmp's order. Entries are large (~1.7 KB): pointers are sorted,
  * then the entries moved into place cycle by cycle through one spare, so
- * each moves once and no second array is made. */
+ * each moves once and no second array is made. Rows that are in order
+ * already (a cached report's, kept sorted: report_build_cached) cost one
+ * comparison each; new ones after them are merged in, and only the rows
+ * out of place move. */
 static void sort_entries(struct report_entry *rows, size_t n, int (*cmp)(const void *, const void *))
 {
-        size_t *src;
+        size_t *src, p = 1;
         const struct report_entry **order;
         struct report_entry spare;
 
         if (n < 2)
+                return;
+        while (p < n && cmp(&rows[p - 1], &rows[p]) <= 0)
+                p++;
+        if (p == n)
                 return;
         order = reallocarray(NULL, n, sizeof(*order));
         src = reallocarray(NULL, n, sizeof(*src));
@@ -551,9 +623,13 @@ static void sort_entries(struct report_entry *rows, size_t n, int (*cmp)(const v
                 qsort(rows, n, sizeof(*rows), cmp); /* memory is short: in place */
                 return;
         }
-        for (size_t i = 0; i < n; i++)
-                order[i] = &rows[i];
-        qsort_r(order, n, sizeof(*order), by_pointer, (void *)cmp);
+        if (n - p <= SORT_TAIL_MAX) {
+                merge_tail(order, rows, p, n, cmp);
+        } else {
+                for (size_t i = 0; i < n; i++)
+                        order[i] = &rows[i];
+                qsort_r(order, n, sizeof(*order), by_pointer, (void *)cmp);
+        }
         for (size_t i = 0; i < n; i++)
                 src[i] = (size_t)(order[i] - rows); /* position i takes rows[src[i]] */
         free(order);
@@ -620,14 +696,35 @@ static void finish(struct run *c, struct report_result *res)
 #define CACHE_WINDOW_KEEP (12 * 3600000LL) /* ... moved when now is 12 hours off its middle */
 #define CACHE_SIG_MAX     512
 
-/* One query's entries after every rollup outside the window. */
+/* One query's entries after every rollup outside the window, in report
+ * order, and their index (agg.slot) for that order: a hit copies both and
+ * the window's rollups add to them, so the rows stay nearly sorted. */
 struct cache_slot {
         char sig[CACHE_SIG_MAX]; /* "" = free */
         int64_t lo_ms, hi_ms;
         uint64_t epoch, used;
         struct report_entry *v;
         size_t n;
+        uint32_t *index;
+        size_t nslot;
+        struct usage_sums *sums;      /* v[i].sums, side by side: the totals without touching v */
+        struct report_view_text text; /* v's rows as JSON, once report/json.c wrote them */
 };
+
+static const struct report_entry *report_cache_slot_entry(const struct cache_slot *s, size_t i)
+{
+        return &s->v[i];
+}
+
+/* The place of (key, group, party) among s's entries, or -1. */
+static long base_find(const struct cache_slot *s, const char *key, const char *group, const char *party)
+{
+        size_t m = s->nslot - 1;
+        for (size_t k = group_hash(key, group, party) & m; s->index[k]; k = (k + 1) & m)
+                if (same_group(&s->v[s->index[k] - 1], key, group, party))
+                        return (long)s->index[k] - 1;
+        return -1;
+}
 
 struct report_cache {
         struct cache_slot slot[CACHE_SLOTS];
@@ -645,6 +742,10 @@ static void slot_clear(struct report_cache *rc, struct cache_slot *s)
 {
         rc->entries -= s->n;
         free(s->v);
+        free(s->index);
+        free(s->sums);
+        free(s->text.text);
+        free(s->text.off);
         memset(s, 0, sizeof(*s));
 }
 
@@ -681,6 +782,9 @@ static void cache_store(struct report_cache *rc, const char *sig, int64_t lo_ms,
 {
         struct cache_slot *s = &rc->slot[0];
         struct report_entry *v;
+        uint32_t *index;
+        struct usage_sums *sums;
+        size_t nslot;
 
         if (a->n > CACHE_ENTRIES_MAX)
                 return;
@@ -702,11 +806,27 @@ static void cache_store(struct report_cache *rc, const char *sig, int64_t lo_ms,
                         return;
                 slot_clear(rc, old);
         }
-        v = a->n ? reallocarray(NULL, a->n, sizeof(*v)) : NULL;
-        if (a->n && !v)
+        v = reallocarray(NULL, a->n ? a->n : 1, sizeof(*v));
+        sums = reallocarray(NULL, a->n ? a->n : 1, sizeof(*sums));
+        nslot = index_size(a->n);
+        index = calloc(nslot, sizeof(*index));
+        if (!v || !index || !sums) {
+                free(v);
+                free(index);
+                free(sums);
                 return;
+        }
         if (a->n)
                 memcpy(v, a->v, a->n * sizeof(*v));
+        sort_entries(v, a->n, key_cmp); /* the order of every kind cached */
+        for (size_t i = 0; i < a->n; i++)
+                sums[i] = v[i].sums;
+        for (size_t i = 0, m = nslot - 1; i < a->n; i++) {
+                size_t k = group_hash(v[i].key, v[i].group, v[i].party) & m;
+                while (index[k])
+                        k = (k + 1) & m;
+                index[k] = (uint32_t)(i + 1);
+        }
         snprintf(s->sig, sizeof(s->sig), "%s", sig);
         s->lo_ms = lo_ms;
         s->hi_ms = hi_ms;
@@ -714,6 +834,9 @@ static void cache_store(struct report_cache *rc, const char *sig, int64_t lo_ms,
         s->used = ++rc->clock;
         s->v = v;
         s->n = a->n;
+        s->index = index;
+        s->nslot = nslot;
+        s->sums = sums;
         rc->entries += a->n;
 }
 
@@ -748,6 +871,19 @@ static int scan(struct run *c, int64_t from_ms, int64_t until_ms)
         return from_ms < until_ms ? c->src->rollups(c->src->ctx, c->q, from_ms, until_ms, rollup_cb, c) : 0;
 }
 
+/* The ledger's rollup window, set to a day each side of now when it has
+ * none or now is 12 hours off its middle. */
+static void cache_window(struct ledger *l, int64_t *lo, int64_t *hi, uint64_t *epoch)
+{
+        int64_t now = timefmt_now_ms();
+
+        ledger_rollup_window(l, lo, hi, epoch);
+        if (*lo > *hi || now < *lo + CACHE_WINDOW_KEEP || now > *hi - CACHE_WINDOW_KEEP) {
+                ledger_rollup_window_set(l, now - CACHE_WINDOW_HALF, now + CACHE_WINDOW_HALF);
+                ledger_rollup_window(l, lo, hi, epoch);
+        }
+}
+
 /* The rollup reports (daily, weekly, monthly, model) with a cache: the
  * entries of every rollup outside a window of a day each side of now come
  * from the cache when none of those changed since (ledger_rollup_window),
@@ -756,22 +892,18 @@ static int scan(struct run *c, int64_t from_ms, int64_t until_ms)
 static int rollups_cached(struct run *c, struct report_cache *rc)
 {
         char sig[CACHE_SIG_MAX];
-        int64_t lo, hi, now = timefmt_now_ms(), since = c->rg.since_ms, until = c->rg.until_ms;
+        int64_t lo, hi, since = c->rg.since_ms, until = c->rg.until_ms;
         uint64_t epoch;
         struct cache_slot *s;
         int r;
 
-        ledger_rollup_window(c->l, &lo, &hi, &epoch);
-        if (lo > hi || now < lo + CACHE_WINDOW_KEEP || now > hi - CACHE_WINDOW_KEEP) {
-                ledger_rollup_window_set(c->l, now - CACHE_WINDOW_HALF, now + CACHE_WINDOW_HALF);
-                ledger_rollup_window(c->l, &lo, &hi, &epoch);
-        }
+        cache_window(c->l, &lo, &hi, &epoch);
         if (!signature(c->q, sig))
                 return scan(c, since, until);
         if ((s = cache_find(rc, sig, lo, hi, epoch))) {
                 s->used = ++rc->clock;
                 rc->stats.hits++;
-                r = agg_copy(&c->agg, s->v, s->n);
+                r = agg_load(&c->agg, s->v, s->n, s->index, s->nslot);
         } else {
                 rc->stats.misses++;
                 r = scan(c, since, min64(lo, until));
@@ -783,6 +915,128 @@ static int rollups_cached(struct run *c, struct report_cache *rc)
         if (r < 0)
                 return r;
         return scan(c, max64(lo, since), min64(hi, until));
+}
+
+/* Reads its rows from the rollups, all of them, and is cached (build). */
+static bool rollup_report(const struct report_query *q)
+{
+        bool from_rows = q->cost == REPORT_COST_VENDOR || q->kind == REPORT_PROJECT ||
+                         (report_query_filtered(q) && q->kind != REPORT_SESSION);
+        return !from_rows && (q->kind == REPORT_DAILY || q->kind == REPORT_WEEKLY ||
+                              q->kind == REPORT_MONTHLY || q->kind == REPORT_MODEL);
+}
+
+/* The first of the n entries (sorted by key_cmp) not before e. */
+static size_t lower_bound(const struct report_entry *v, size_t n, const struct report_entry *e)
+{
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (key_cmp(&v[mid], e) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* The view of a hit: the slot's entries, but those the window's rollups
+ * added to (c->agg.from), merged in order with the window's entries; the
+ * totals summed in that order, as report_result_finish sums them. */
+static int view_make(struct run *c, struct cache_slot *s, struct report_view *ret)
+{
+        struct agg *a = &c->agg;
+        const struct report_entry **fresh = NULL;
+        bool *skip = calloc(s->n ? s->n : 1, sizeof(*skip));
+        struct report_view v = {.text = &s->text, .cached_rows = s->v, .cached_n = s->n};
+        size_t skipped = 0, i = 0, k = 0;
+
+        fresh = reallocarray(NULL, a->n ? a->n : 1, sizeof(*fresh));
+        if (!skip || !fresh)
+                goto oom;
+        for (size_t j = 0; j < a->n; j++) {
+                fresh[j] = &a->v[j];
+                if (a->from[j] >= 0) {
+                        skip[a->from[j]] = true;
+                        skipped++;
+                }
+        }
+        qsort_r(fresh, a->n, sizeof(*fresh), by_pointer, (void *)key_cmp);
+        v.n = s->n - skipped + a->n;
+        v.rows = reallocarray(NULL, v.n ? v.n : 1, sizeof(*v.rows));
+        v.cached = reallocarray(NULL, v.n ? v.n : 1, sizeof(*v.cached));
+        if (!v.rows || !v.cached)
+                goto oom;
+        for (size_t j = 0; j <= a->n; j++) {
+                size_t until = j < a->n ? lower_bound(s->v, s->n, fresh[j]) : s->n;
+                for (; i < until; i++)
+                        if (!skip[i]) {
+                                v.rows[k] = &s->v[i];
+                                v.cached[k++] = (int32_t)i;
+                        }
+                if (j < a->n) {
+                        v.rows[k] = fresh[j];
+                        v.cached[k++] = -1;
+                }
+        }
+        for (size_t j = 0; j < v.n; j++)
+                usage_sums_add(&v.totals, v.cached[j] >= 0 ? &s->sums[v.cached[j]] : &v.rows[j]->sums);
+        v.own = a->v;
+        a->v = NULL;
+        free(skip);
+        free(fresh);
+        *ret = v;
+        return 0;
+oom:
+        free(skip);
+        free(fresh);
+        free(v.rows);
+        free(v.cached);
+        return -ENOMEM;
+}
+
+int report_view_cached(struct ledger *l, struct report_cache *rc, const struct report_query *q,
+                       struct report_view *ret_view, const char **ret_error)
+{
+        struct report_source src;
+        struct run c = {.q = q, .src = &src, .l = l};
+        char sig[CACHE_SIG_MAX];
+        int64_t lo, hi;
+        uint64_t epoch;
+        struct cache_slot *s;
+        int r;
+
+        if (!rc || !rollup_report(q) || q->team || q->by != REPORT_BY_NONE)
+                return 0;
+        report_source_ledger(l, &src);
+        r = report_query_range(q, &c.rg, ret_error);
+        if (r < 0)
+                return r;
+        cache_window(l, &lo, &hi, &epoch);
+        if (!signature(q, sig) || !(s = cache_find(rc, sig, lo, hi, epoch)))
+                return 0; /* report_build_cached reads them and keeps them */
+        s->used = ++rc->clock;
+        rc->stats.hits++;
+        c.agg.base = s;
+        r = scan(&c, max64(lo, c.rg.since_ms), min64(hi, c.rg.until_ms));
+        if (r >= 0)
+                r = view_make(&c, s, ret_view);
+        if (r < 0)
+                report_fail(ret_error, r, "reading the ledger: %s", strerror(-r));
+        free(c.agg.v);
+        free(c.agg.slot);
+        free(c.agg.from);
+        return r < 0 ? r : 1;
+}
+
+void report_view_free(struct report_view *v)
+{
+        if (!v)
+                return;
+        free(v->rows);
+        free(v->cached);
+        free(v->own);
+        *v = (struct report_view){0};
 }
 
 static int build(const struct report_source *src, struct report_cache *cache,

@@ -270,8 +270,37 @@ static void entry_write(struct jsonw *w, const struct report_query *q, const str
         jsonw_object_end(w);
 }
 
-/* The whole report object. */
-static void report_write(struct jsonw *w, const struct report_query *q, const struct report_result *res)
+/* The text of a view's cached rows, written once for the cache that
+ * keeps it: each row as entry_write writes it. */
+static int view_text(const struct report_query *q, struct report_view *v)
+{
+        struct jsonw w = { 0 };
+        size_t *off;
+        char *text;
+        size_t len;
+
+        if (v->text->text)
+                return 0;
+        off = reallocarray(NULL, v->cached_n + 1, sizeof(*off));
+        if (!off)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->cached_n; i++) {
+                off[i] = w.len;
+                entry_write(&w, q, &v->cached_rows[i]);
+        }
+        off[v->cached_n] = w.len;
+        if (jsonw_finish(&w, &text, &len) < 0) {
+                free(off);
+                return -ENOMEM;
+        }
+        v->text->text = text;
+        v->text->off = off;
+        return 0;
+}
+
+/* The whole report object: its rows and totals from res, or from view. */
+static void report_write(struct jsonw *w, const struct report_query *q, const struct report_result *res,
+                         const struct report_view *view)
 {
         char zbuf[PATH_MAX];
 
@@ -295,7 +324,7 @@ static void report_write(struct jsonw *w, const struct report_query *q, const st
                 jsonw_key_string(w, "session", q->session);
         if (q->project)
                 jsonw_key_string(w, "project", q->project);
-        if (q->kind == REPORT_SESSION) { /* the rows may be the newest of more */
+        if (q->kind == REPORT_SESSION && res) { /* the rows may be the newest of more */
                 int_or_null(w, "limit", q->limit > 0, q->limit);
                 jsonw_key_int(w, "rows_total", (int64_t)res->rows_total);
         }
@@ -325,12 +354,22 @@ static void report_write(struct jsonw *w, const struct report_query *q, const st
         }
         jsonw_key(w, "rows");
         jsonw_array_begin(w);
-        for (size_t i = 0; i < res->n; i++)
+        for (size_t i = 0; res && i < res->n; i++)
                 entry_write(w, q, &res->rows[i]);
+        for (size_t i = 0; view && i < view->n; i++) {
+                const size_t *off = view->text->off;
+                int32_t c = view->cached[i];
+                if (c >= 0)
+                        jsonw_value_text(w, view->text->text + off[c], off[c + 1] - off[c]);
+                else
+                        entry_write(w, q, view->rows[i]);
+        }
         jsonw_array_end(w);
         jsonw_key(w, "totals");
         jsonw_object_begin(w);
-        if (q->kind == REPORT_TOOL) {
+        if (view) {
+                sums_write(w, &view->totals);
+        } else if (q->kind == REPORT_TOOL) {
                 jsonw_key_int(w, "calls", (int64_t)res->calls);
                 share_or_null(w, "cost_share_usd", res->priced_calls, res->share_nano);
         } else {
@@ -352,6 +391,24 @@ int report_run_text(struct ledger *l, struct report_cache *cache, const struct r
          * (glibc reads the zone file at each switch) */
         if (timefmt_zone_valid(q->tz) == 0)
                 timefmt_zone_enter(&z, q->tz);
+        /* a rollup report the cache holds: its rows' text as the cache keeps it */
+        struct report_view view;
+        r = q->kind == REPORT_BLOCKS ? 0 : report_view_cached(l, cache, q, &view, ret_error);
+        if (r > 0) {
+                r = view_text(q, &view);
+                if (r >= 0)
+                        report_write(&w, q, NULL, &view);
+                timefmt_zone_leave(&z);
+                report_view_free(&view);
+                if (r >= 0)
+                        r = jsonw_finish(&w, ret_text, ret_len);
+                jsonw_free(&w);
+                return r < 0 ? report_fail(ret_error, -ENOMEM, "out of memory") : 0;
+        }
+        if (r < 0) {
+                timefmt_zone_leave(&z);
+                return r;
+        }
         r = q->kind == REPORT_BLOCKS ? report_blocks_build(l, q, &res, ret_error)
                                      : report_build_cached(l, cache, q, &res, ret_error);
         if (r >= 0 && q->kind == REPORT_SESSION && q->annotate) {
@@ -365,7 +422,7 @@ int report_run_text(struct ledger *l, struct report_cache *cache, const struct r
                 timefmt_zone_leave(&z);
                 return r;
         }
-        report_write(&w, q, &res);
+        report_write(&w, q, &res, NULL);
         timefmt_zone_leave(&z);
         report_result_free(&res);
         r = jsonw_finish(&w, ret_text, ret_len);
@@ -393,7 +450,7 @@ int report_run_from(const struct report_source *src, const struct report_query *
                 timefmt_zone_leave(&z);
                 return r;
         }
-        report_write(&w, q, &res);
+        report_write(&w, q, &res, NULL);
         timefmt_zone_leave(&z);
         report_result_free(&res);
         if (jsonw_finish(&w, &text, &len) < 0)

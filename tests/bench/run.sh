@@ -11,7 +11,7 @@
 #  2. with 20 MB and with 2 GB ingested: append-to-visible latency, and the
 #     daemon's CPU per appended line in paired rounds (append.sh); with 2 GB:
 #     report daily/session answer times, 50 concurrent clients while ingest
-#     runs, statusline latency p50/p99 (process start included), an idle
+#     runs (and over the socket: socket_clients.py, load-clients.c), statusline latency p50/p99 (process start included), an idle
 #     daemon's CPU time and memory, and `agentmeterctl reprice` over the ledger.
 # Usage: tests/bench/run.sh BUILD_DIR [--quick]   (--quick: 20 MB and a small dense corpus)
 # Corpora are cached in BUILD_DIR/bench-corpora (AM_BENCH_CORPORA);
@@ -185,6 +185,9 @@ for name in "${LIVE[@]}"; do
 			python3 "$SRC/tests/bench/clients.py" "$B/agentmeterctl" "$S/--bench--/clients.jsonl"
 		echo "== the daemon's own answer times, 50 socket clients x 4 (no process per query; a session report every 8th):"
 		python3 "$SRC/tests/bench/socket_clients.py" "$W/run/agentmeterd/control.sock" --pid "$DP" --session-every 8
+		echo "== the same from C, 50 clients x 4 at once (one thread, poll; no Python threads in the way):"
+		"$B/tools/bench/load-clients" "$W/run/agentmeterd/control.sock" --pid "$DP" || true
+		"$B/tools/bench/load-clients" "$W/run/agentmeterd/control.sock" --pid "$DP" --session-every 8 || true
 		echo "== statusline latency with $name ingested ($(du -sh "$st/agentmeterd/ledger.mdb" | cut -f1) ledger):"
 		python3 "$SRC/tests/bench/statusline.py" "$B/agentmeterctl" "$([ "$QUICK" = --quick ] && echo 100 || echo 1000)" \
 			HOME="$W/home" XDG_STATE_HOME="$st" XDG_RUNTIME_DIR="$W/run"

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -230,8 +231,39 @@ static void test_call_connect(void)
         is_int(proto_connect(longp, &fd), -ENAMETOOLONG, "connect: path too long");
 }
 
+/* proto_encode_ok: a proto_raw result's line is byte for byte what
+ * proto_encode(proto_ok(...)) prints; any other result goes that way. */
+static void test_encode_ok(void)
+{
+        static const char text[] = "{\"report\":\"daily\",\"rows\":[{\"key\":\"2026-11-30\",\"cost_usd\":0.5}],"
+                                   "\"totals\":{\"events\":3}}";
+        json_object *o;
+        char *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        int ra, rb;
+
+        o = proto_ok(proto_raw(strdup(text)));
+        ra = proto_encode(o, &a, &na);
+        json_object_put(o);
+        rb = proto_encode_ok(proto_raw(strdup(text)), &b, &nb);
+        ok(ra == 0 && rb == 0 && na == nb && memcmp(a, b, na) == 0 && b[nb] == 0,
+           "encode_ok: a raw result, as json-c prints the envelope (%.60s)", b ? b : "(null)");
+        free(a);
+        free(b);
+
+        o = json_object_new_object();
+        json_object_object_add(o, "n", json_object_new_int(7));
+        rb = proto_encode_ok(o, &b, &nb);
+        is_str(rb == 0 ? b : NULL, "{\"v\":1,\"ok\":true,\"result\":{\"n\":7}}\n", "encode_ok: an object result");
+        free(b);
+        rb = proto_encode_ok(json_object_new_object(), &b, &nb);
+        is_str(rb == 0 ? b : NULL, "{\"v\":1,\"ok\":true,\"result\":{}}\n", "encode_ok: an empty object is no raw text");
+        free(b);
+}
+
 int main(void)
 {
+        test_encode_ok();
         test_encode_parse();
         test_builders();
         test_read_line();

@@ -2,10 +2,13 @@
  * ledger: for every rollup report kind, zones with 30- and 45-minute
  * offsets, ranges, harness filters and breakdowns, the cached answer is
  * the uncached one byte for byte; a second ask is a hit; a row inside the
- * window around now keeps the cache (and is counted), a row before or
- * after it, a rebuild or a moved window make it read everything again. */
+ * window around now keeps the cache (and is counted), also in a group
+ * the cache has not got (its row in order, the totals summed again), a
+ * row before or after it, a rebuild or a moved window make it read
+ * everything again. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +109,82 @@ static int compare_all(struct report_cache *rc, const char *when)
         return bad;
 }
 
+/* A report's rows in strictly increasing (key, harness) order (with no
+ * breakdown: a model report's group is its harness), and its totals the
+ * sum of its rows' events and cost (each row rounded to the micro-dollar):
+ * 0, or the number of faults. */
+static int order_and_totals(const char *t, bool ordered, const char *when)
+{
+        json_object *o = t ? json_tokener_parse(t) : NULL, *rows, *tot, *v;
+        long long ev = 0, tot_ev = -1;
+        double cost = 0, tot_cost = -1;
+        int bad = 0;
+
+        if (!o || !json_object_object_get_ex(o, "rows", &rows) || !json_object_object_get_ex(o, "totals", &tot)) {
+                json_object_put(o);
+                return 1;
+        }
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *r = json_object_array_get_idx(rows, i), *k, *h;
+                if (json_object_object_get_ex(r, "events", &v))
+                        ev += json_object_get_int64(v);
+                if (json_object_object_get_ex(r, "cost_usd", &v))
+                        cost += json_object_get_double(v);
+                if (i == 0 || !ordered)
+                        continue;
+                json_object *p = json_object_array_get_idx(rows, i - 1), *pk, *ph;
+                json_object_object_get_ex(r, "key", &k);
+                json_object_object_get_ex(p, "key", &pk);
+                int c = strcmp(json_object_get_string(pk), json_object_get_string(k));
+                if (c == 0 && json_object_object_get_ex(r, "harness", &h) &&
+                    json_object_object_get_ex(p, "harness", &ph))
+                        c = strcmp(json_object_get_string(ph), json_object_get_string(h));
+                if (c >= 0) {
+                        printf("# %s: row %zu (%s) not after row %zu (%s)\n", when, i, json_object_get_string(k),
+                               i - 1, json_object_get_string(pk));
+                        bad++;
+                }
+        }
+        if (json_object_object_get_ex(tot, "events", &v))
+                tot_ev = json_object_get_int64(v);
+        if (json_object_object_get_ex(tot, "cost_usd", &v))
+                tot_cost = json_object_get_double(v);
+        double slack = 1e-6 * (double)(json_object_array_length(rows) + 1);
+        if (ev != tot_ev || cost - tot_cost > slack || tot_cost - cost > slack) {
+                printf("# %s: totals %lld events %.6f USD, rows sum to %lld, %.6f\n", when, tot_ev, tot_cost, ev, cost);
+                bad++;
+        }
+        json_object_put(o);
+        return bad;
+}
+
+/* report_build_cached's rows (a hit: the cached entries copied, the
+ * window's added and merged in) against report_build's: the same rows in
+ * the same order with the same sums. */
+static int rows_equal(const struct ask *a, struct report_cache *rc)
+{
+        struct report_query q = {.kind = a->kind, .tz = a->tz, .breakdown = a->bd};
+        struct report_result x, y;
+        const char *err;
+        int bad = 0;
+
+        if (report_build(L, &q, &x, &err) < 0)
+                return 1;
+        if (report_build_cached(L, rc, &q, &y, &err) < 0) {
+                report_result_free(&x);
+                return 1;
+        }
+        if (x.n != y.n || memcmp(&x.totals, &y.totals, sizeof(x.totals)) != 0)
+                bad++;
+        for (size_t i = 0; !bad && i < x.n; i++)
+                if (strcmp(x.rows[i].key, y.rows[i].key) != 0 || strcmp(x.rows[i].group, y.rows[i].group) != 0 ||
+                    memcmp(&x.rows[i].sums, &y.rows[i].sums, sizeof(x.rows[i].sums)) != 0)
+                        bad++;
+        report_result_free(&x);
+        report_result_free(&y);
+        return bad;
+}
+
 static double events(struct report_cache *rc)
 {
         char *t = text(&asks[0], rc, NULL, NULL);
@@ -138,6 +217,7 @@ int main(void)
                 put(i, i % 3 ? "pi" : "codex", i % 2 ? "m-a" : "m-b", NOW - 40 * 24 * 3600000LL + i * 25300000LL);
         for (int i = 0; i < 6; i++)
                 put(1000 + i, "pi", "m-a", NOW - i * 700000LL);
+        put(1100, "pi", "m-x", NOW - 10 * 24 * 3600000LL); /* a model only outside the window */
 
         ledger_rollup_window(L, &lo, &hi, &epoch);
         ok(lo > hi, "a new ledger handle has no rollup window");
@@ -165,6 +245,38 @@ int main(void)
         report_cache_get_stats(rc, &st);
         is_int(st.hits - st0.hits, 1, "... with the cache kept");
         is_int(compare_all(rc, "after a new row"), 0, "... and every ask still equals the uncached one");
+
+        /* rows in the window whose groups the cache has not got and that
+         * sort first, between and last among the cached ones: each takes
+         * its place, and the totals count it once */
+        (void)events(rc);
+        put(2010, "amp", "a-first", NOW - 120000);
+        put(2011, "pi", "m-ab", NOW - 180000);
+        put(2012, "zed", "z-last", NOW - 240000);
+        report_cache_get_stats(rc, &st0);
+        is_int(events(rc), before + 4, "three more rows inside the window are counted at once");
+        report_cache_get_stats(rc, &st);
+        is_int(st.hits - st0.hits, 1, "... with the cache kept");
+        int faults = 0;
+        report_cache_get_stats(rc, &st0);
+        for (size_t i = 0; i < N_ASKS; i++) {
+                free(text(&asks[i], rc, NULL, NULL)); /* cached, if it was not */
+                char *t = text(&asks[i], rc, NULL, NULL), *plain = text(&asks[i], NULL, NULL, NULL);
+                faults += order_and_totals(t, asks[i].bd == REPORT_BREAKDOWN_NONE, "new groups in the window");
+                faults += !t || !plain || strcmp(t, plain) != 0;
+                free(t);
+                free(plain);
+        }
+        report_cache_get_stats(rc, &st);
+        is_int(faults, 0, "every ask from the cache: rows in order, totals the sum of the rows, as uncached");
+        ok(st.hits - st0.hits >= N_ASKS, "... each answered from the cache (%llu hits)",
+           (unsigned long long)(st.hits - st0.hits));
+        is_int(compare_all(rc, "after new groups"), 0, "every ask and range equals the uncached one");
+        faults = 0;
+        for (size_t i = 0; i < N_ASKS; i++)
+                faults += rows_equal(&asks[i], rc);
+        is_int(faults, 0, "the cached builder's rows (entries copied, new ones merged in) equal the plain builder's");
+        before += 3;
 
         const int64_t outside[] = { NOW - 3 * 24 * 3600000LL, NOW + 3 * 24 * 3600000LL };
         for (int k = 0; k < 2; k++) {
