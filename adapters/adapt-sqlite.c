@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,4 +337,63 @@ bool adapt_db_empty(struct adapt_db *d)
                      sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0;
         sqlite3_finalize(st);
         return empty;
+}
+
+enum adapt_sql_num adapt_sql_count(sqlite3_stmt *st, int col, uint64_t *ret)
+{
+        *ret = 0;
+        switch (sqlite3_column_type(st, col)) {
+        case SQLITE_NULL:
+                return ADAPT_NUM_NULL;
+        case SQLITE_INTEGER: {
+                sqlite3_int64 v = sqlite3_column_int64(st, col);
+                if (v < 0 || (uint64_t)v > ADAPT_COUNT_MAX)
+                        return ADAPT_NUM_BAD;
+                *ret = (uint64_t)v;
+                return ADAPT_NUM_OK;
+        }
+        case SQLITE_FLOAT: {
+                double v = sqlite3_column_double(st, col);
+                /* NaN and the infinities fail both tests */
+                if (!(v >= 0) || !(v <= (double)ADAPT_COUNT_MAX))
+                        return ADAPT_NUM_BAD;
+                *ret = (uint64_t)v;
+                return ADAPT_NUM_OK;
+        }
+        }
+        return ADAPT_NUM_BAD; /* text (a number or not), a blob */
+}
+
+enum adapt_sql_num adapt_sql_usd(sqlite3_stmt *st, int col, double *ret)
+{
+        int type = sqlite3_column_type(st, col);
+        double v;
+
+        *ret = 0;
+        if (type == SQLITE_NULL)
+                return ADAPT_NUM_NULL;
+        if (type != SQLITE_INTEGER && type != SQLITE_FLOAT)
+                return ADAPT_NUM_BAD;
+        v = sqlite3_column_double(st, col);
+        if (!(v >= 0) || !(v <= ADAPT_USD_MAX) || !isfinite(v))
+                return ADAPT_NUM_BAD;
+        *ret = v;
+        return ADAPT_NUM_OK;
+}
+
+uint32_t adapt_sql_digest(sqlite3_stmt *st, const int *cols, int n)
+{
+        uint64_t h = 0;
+
+        for (int i = 0; i < n; i++) {
+                int type = sqlite3_column_type(st, cols[i]);
+                /* text, and the other classes as text: what was written */
+                const unsigned char *t = type == SQLITE_BLOB ? sqlite3_column_blob(st, cols[i])
+                                                             : sqlite3_column_text(st, cols[i]);
+                size_t len = t ? (size_t)sqlite3_column_bytes(st, cols[i]) : 0;
+                uint64_t part[2] = { h, (uint64_t)type << 56 | (uint64_t)i };
+
+                h = hash64(part, sizeof(part)) ^ (t ? hash64(t, len) : 0);
+        }
+        return (uint32_t)(h ^ (h >> 32));
 }

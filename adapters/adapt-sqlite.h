@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 #define ADAPT_DB_BUSY_MS   200  /* a locked database waits this long, then -EBUSY */
 #define ADAPT_DB_SETTLE_MS 1000 /* a write this recent may not be committed yet */
@@ -35,6 +36,26 @@ int adapt_sql_errno(struct sqlite3 *db, int rc);
 /* What one of those errors means for a database, in words for status and
  * the log ("the database is corrupt ..."); strerror's for any other. */
 const char *adapt_db_strerror(int err);
+
+/* A count or an amount a harness keeps in a column of its own (tokens,
+ * USD): what the column holds, judged by its storage class, never by what
+ * SQLite would convert it to. */
+enum adapt_sql_num {
+        ADAPT_NUM_OK,   /* *ret set */
+        ADAPT_NUM_NULL, /* NULL: nothing reported (*ret 0) */
+        ADAPT_NUM_BAD,  /* text, a blob, negative, or past the bound: not a count */
+};
+#define ADAPT_COUNT_MAX 1000000000000000ULL /* 10^15 tokens: past any session, below 2^53 */
+#define ADAPT_USD_MAX   1e9                 /* a billion dollars */
+/* A token count: an INTEGER from 0 to ADAPT_COUNT_MAX, or a REAL in that
+ * range, its fraction dropped (40.4 tokens are 40, as OpenCode's are read). */
+enum adapt_sql_num adapt_sql_count(struct sqlite3_stmt *st, int col, uint64_t *ret);
+/* An amount in USD: a finite INTEGER or REAL from 0 to ADAPT_USD_MAX. */
+enum adapt_sql_num adapt_sql_usd(struct sqlite3_stmt *st, int col, double *ret);
+
+/* A digest of columns cols[0..n) of the current row as written (storage
+ * class and bytes): the same values give the same digest. */
+uint32_t adapt_sql_digest(struct sqlite3_stmt *st, const int *cols, int n);
 
 /* Whether the database has no tables yet (a new, empty file). */
 bool adapt_db_empty(struct adapt_db *d);

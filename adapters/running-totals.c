@@ -11,17 +11,22 @@
 #include "binio.h"
 #include "running-totals.h"
 
-/* parse_state.priv, little-endian. Format 2:
- *   u8 2 | u8 flags | u64 fp | var at_ms | var seen_ms | var steps |
+/* parse_state.priv, little-endian. Format 3:
+ *   u8 3 | u8 flags | u64 fp | var at_ms | var seen_ms | var steps |
  *   var calls | var resets | var unmetered | u32 rest | u64 gen |
- *   var stored | var beyond | var side_steps | var side_calls
+ *   var stored | var beyond | var side_steps | var side_calls | var refused
+ * Format 2 (read only): the same without refused.
  * Format 1 (read only): the same through rest, then u8 n |
  *   n x (u32 id | TOT_N x var), the snapshots held in priv itself.
  * A stored snapshot (key: space | session id):
- *   u8 SNAP_FORMAT | u64 gen | TOT_N x var */
+ *   u8 SNAP_FORMAT | u64 gen | TOT_N x var
+ * or, while the session's row is refused (tot_refuse), the same with
+ *   u8 SNAP_FORMAT_REFUSED first and u32 (the refused values' digest) last */
 #define TOT_PRIV_FORMAT_HELD 1
-#define TOT_PRIV_FORMAT 2
+#define TOT_PRIV_FORMAT_2 2
+#define TOT_PRIV_FORMAT 3
 #define SNAP_FORMAT 1
+#define SNAP_FORMAT_REFUSED 2
 #define F_DONE   0x01u
 #define F_SEEDED 0x02u
 
@@ -34,7 +39,7 @@ struct tot_state tot_state_get(const struct parse_state *ps)
         if (ps->priv_len == 0)
                 return (struct tot_state){ 0 };
         format = br_u8(&r);
-        if (format != TOT_PRIV_FORMAT && format != TOT_PRIV_FORMAT_HELD)
+        if (format != TOT_PRIV_FORMAT && format != TOT_PRIV_FORMAT_2 && format != TOT_PRIV_FORMAT_HELD)
                 return (struct tot_state){ 0 };
         flags = br_u8(&r);
         s.fp = br_u64(&r);
@@ -45,12 +50,14 @@ struct tot_state tot_state_get(const struct parse_state *ps)
         s.resets = br_var(&r);
         s.unmetered = br_var(&r);
         s.rest = br_u32(&r);
-        if (format == TOT_PRIV_FORMAT) {
+        if (format != TOT_PRIV_FORMAT_HELD) {
                 s.gen = br_u64(&r);
                 s.stored = br_var(&r);
                 s.beyond = br_var(&r);
                 s.side_steps = br_var(&r);
                 s.side_calls = br_var(&r);
+                if (format == TOT_PRIV_FORMAT)
+                        s.refused = br_var(&r);
         } else {
                 s.n_legacy = br_u8(&r);
                 if (s.n_legacy > TOT_SET_MAX)
@@ -90,6 +97,7 @@ void tot_state_put(struct parse_state *ps, const struct tot_state *st)
         bw_var(&w, st->beyond);
         bw_var(&w, st->side_steps);
         bw_var(&w, st->side_calls);
+        bw_var(&w, st->refused);
         ps->priv_len = w.overflow ? 0 : (uint32_t)w.len; /* ~90 bytes at most: always fits */
 }
 
@@ -106,6 +114,7 @@ void tot_begin(struct tot_state *st, const struct source_ctx *ctx, int64_t now_m
         }
         st->store = ctx->state;
         st->pass_rest = 0;
+        st->pass_refused = 0;
 }
 
 uint32_t tot_session_id(const char *session)
@@ -135,9 +144,11 @@ static size_t snap_key(char space, const char *session, uint8_t key[SRC_STATE_KE
         return n + 1;
 }
 
-/* The session's stored snapshot of this generation: 1 and v; 0 when there
- * is none (or only another generation's); negative errno. */
-static int snap_get(const struct tot_state *st, const uint8_t *key, size_t key_len, uint64_t v[TOT_N])
+/* The session's stored snapshot of this generation: 1, v and *ret_bad (the
+ * digest of the values refused since, 0 for none); 0 when there is none
+ * (or only another generation's); negative errno. */
+static int snap_get(const struct tot_state *st, const uint8_t *key, size_t key_len, uint64_t v[TOT_N],
+                    uint32_t *ret_bad)
 {
         uint8_t buf[SRC_STATE_VALUE_MAX];
         size_t len = 0;
@@ -151,22 +162,28 @@ static int snap_get(const struct tot_state *st, const uint8_t *key, size_t key_l
         if (r < 0)
                 return r;
         struct br rd = { buf, len < sizeof(buf) ? len : sizeof(buf), 0, false };
-        if (br_u8(&rd) != SNAP_FORMAT || br_u64(&rd) != st->gen)
+        uint8_t format = br_u8(&rd);
+        if ((format != SNAP_FORMAT && format != SNAP_FORMAT_REFUSED) || br_u64(&rd) != st->gen)
                 return 0; /* another database's (an earlier file under this name) */
         for (int k = 0; k < TOT_N; k++)
                 v[k] = br_var(&rd);
+        *ret_bad = format == SNAP_FORMAT_REFUSED ? br_u32(&rd) : 0;
         return rd.bad || rd.pos != len ? 0 : 1;
 }
 
-static int snap_put(const struct tot_state *st, const uint8_t *key, size_t key_len, const uint64_t v[TOT_N])
+/* bad: 0, or the digest of the values refused since v was measured */
+static int snap_put(const struct tot_state *st, const uint8_t *key, size_t key_len, const uint64_t v[TOT_N],
+                    uint32_t bad)
 {
         uint8_t buf[SRC_STATE_VALUE_MAX];
         struct bw w = { buf, 0, sizeof(buf), false };
 
-        bw_u8(&w, SNAP_FORMAT);
+        bw_u8(&w, bad ? SNAP_FORMAT_REFUSED : SNAP_FORMAT);
         bw_u64(&w, st->gen);
         for (int k = 0; k < TOT_N; k++)
                 bw_var(&w, v[k]);
+        if (bad)
+                bw_u32(&w, bad);
         if (w.overflow)
                 return -ENOBUFS;
         return st->store->put(st->store->u, key, key_len, buf, w.len);
@@ -191,21 +208,36 @@ static int legacy_take(struct tot_state *st, const char *session, uint64_t v[TOT
 int tot_update(struct tot_state *st, char space, const char *session, bool begun_before,
                const uint64_t cur[TOT_N], uint64_t ret_delta[TOT_N], uint64_t ret_prev[TOT_N])
 {
+        uint64_t v[TOT_N];
+
+        memcpy(v, cur, sizeof(v));
+        return tot_update_known(st, space, session, begun_before, v, 0, ret_delta, ret_prev);
+}
+
+int tot_update_known(struct tot_state *st, char space, const char *session, bool begun_before,
+                     uint64_t cur[TOT_N], uint32_t unreported, uint64_t ret_delta[TOT_N],
+                     uint64_t ret_prev[TOT_N])
+{
         uint8_t key[SRC_STATE_KEY_MAX];
         size_t key_len = snap_key(space, session, key);
         uint64_t max = st->max_stored ? st->max_stored : TOT_STORED_MAX;
         bool from_legacy = false, same = true, down;
+        uint32_t bad = 0;
         int found, r;
 
         memset(ret_delta, 0, sizeof(uint64_t) * TOT_N);
         memset(ret_prev, 0, sizeof(uint64_t) * TOT_N);
-        found = snap_get(st, key, key_len, ret_prev);
+        found = snap_get(st, key, key_len, ret_prev, &bad);
         if (found < 0)
                 return found;
         if (!found && st->n_legacy && st->store && legacy_take(st, session, ret_prev)) {
                 found = 1;
                 from_legacy = true; /* stored now, changed or not */
         }
+        /* not reported: as it was (the zeros of a first sight otherwise) */
+        for (int k = 0; k < TOT_N; k++)
+                if (unreported & (1u << k))
+                        cur[k] = ret_prev[k];
         if (!found) {
                 if (begun_before || !st->store || st->stored >= max) {
                         /* watched by the digest only; a first sight past the
@@ -217,7 +249,7 @@ int tot_update(struct tot_state *st, char space, const char *session, bool begun
                         memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
                         return TOT_FIRST;
                 }
-                if ((r = snap_put(st, key, key_len, cur)) < 0)
+                if ((r = snap_put(st, key, key_len, cur, 0)) < 0)
                         return r;
                 st->stored++;
                 memcpy(ret_delta, cur, sizeof(uint64_t) * TOT_N);
@@ -227,13 +259,14 @@ int tot_update(struct tot_state *st, char space, const char *session, bool begun
                 if (cur[k] != ret_prev[k])
                         same = false;
         if (same || from_legacy) {
-                if (from_legacy && (r = snap_put(st, key, key_len, cur)) < 0)
+                /* also a snapshot refused since: good again, as it was */
+                if ((from_legacy || bad) && (r = snap_put(st, key, key_len, cur, 0)) < 0)
                         return r;
                 if (from_legacy)
                         st->stored++;
                 if (same)
                         return TOT_SAME;
-        } else if ((r = snap_put(st, key, key_len, cur)) < 0) {
+        } else if ((r = snap_put(st, key, key_len, cur, 0)) < 0) {
                 return r;
         }
         /* a token counter that went down is a reset; the calls count or
@@ -249,11 +282,43 @@ int tot_update(struct tot_state *st, char space, const char *session, bool begun
         return TOT_STEP;
 }
 
+int tot_refuse(struct tot_state *st, char space, const char *session, bool begun_before, uint32_t bad)
+{
+        uint8_t key[SRC_STATE_KEY_MAX];
+        size_t key_len = snap_key(space, session, key);
+        uint64_t max = st->max_stored ? st->max_stored : TOT_STORED_MAX;
+        uint64_t v[TOT_N] = { 0 };
+        uint32_t was = 0;
+        int found, r;
+
+        bad |= 1; /* never 0: 0 is "none" */
+        st->pass_refused++;
+        found = snap_get(st, key, key_len, v, &was);
+        if (found < 0)
+                return found;
+        if (!found && st->n_legacy && st->store && legacy_take(st, session, v))
+                found = 2; /* stored now, refused */
+        if (found == 1 && was == bad)
+                return 0; /* refused as it was at the last read */
+        if (!found && (begun_before || !st->store || st->stored >= max)) {
+                /* no snapshot to keep the mark in: watched by the digest
+                 * (a change of what is refused is one unmetered change) */
+                st->pass_rest += bad;
+                return 0;
+        }
+        if ((r = snap_put(st, key, key_len, v, bad)) < 0)
+                return r;
+        if (found != 1)
+                st->stored++;
+        return 1;
+}
+
 void tot_finish(struct tot_state *st)
 {
         if (st->seeded && st->pass_rest != st->rest)
                 st->unmetered++;
         st->rest = st->pass_rest;
+        st->refused = st->pass_refused;
         st->n_legacy = 0; /* what it held is stored now (or its session is gone) */
 }
 

@@ -42,17 +42,20 @@ struct tot_state {
         uint64_t gen;   /* this database's generation: snapshots of another are not its own */
         uint64_t stored; /* snapshots in the source state */
         uint64_t beyond; /* sessions first seen when TOT_STORED_MAX were stored */
+        uint64_t refused; /* sessions whose row the last read refused (tot_refuse) */
         /* per read, not persisted: */
         const struct source_state *store; /* NULL: nothing can be stored */
         uint64_t max_stored;  /* 0: TOT_STORED_MAX (tests lower it) */
         uint32_t pass_rest;   /* digest of this read's sessions not stored */
+        uint64_t pass_refused; /* sessions this read refused */
         uint32_t n_legacy;    /* a format-1 state's snapshots, stored by the next read */
         struct tot_snap legacy[TOT_SET_MAX];
 };
 
 /* parse_state.priv <-> state. get: an all-zero state (valid false) for
- * anything but a whole state of format 1 or 2 (format 1 held up to
- * TOT_SET_MAX snapshots in priv: they come back in legacy). put: format 2. */
+ * anything but a whole state of format 1, 2 or 3 (format 1 held up to
+ * TOT_SET_MAX snapshots in priv: they come back in legacy; 2 had no
+ * refused). put: format 3. */
 struct tot_state tot_state_get(const struct parse_state *ps);
 void tot_state_put(struct parse_state *ps, const struct tot_state *st);
 
@@ -77,6 +80,21 @@ enum tot_change { TOT_FIRST, TOT_STEP, TOT_SAME, TOT_RESET, TOT_UNHELD };
 int tot_update(struct tot_state *st, char space, const char *session, bool begun_before,
                const uint64_t cur[TOT_N], uint64_t ret_delta[TOT_N], uint64_t ret_prev[TOT_N]);
 uint32_t tot_snap_digest(const char *session, const uint64_t cur[TOT_N]);
+/* tot_update for a row that does not report every counter: bit k of
+ * unreported set (a NULL column) keeps the session's last value of counter
+ * k (0 for a first sight): nothing reported is neither a reset nor growth.
+ * io_cur gets the values measured (what the key and the snapshot hold). */
+int tot_update_known(struct tot_state *st, char space, const char *session, bool begun_before,
+                     uint64_t io_cur[TOT_N], uint32_t unreported, uint64_t ret_delta[TOT_N],
+                     uint64_t ret_prev[TOT_N]);
+/* A session whose row is refused (a counter that is text, negative or past
+ * its bound, adapt_sql_count): nothing is measured, its last snapshot
+ * stands (its next good row is measured against it; none yet: zeros, so
+ * that row counts whole), and the read counts it in pass_refused. bad is a
+ * digest of what was refused: 1 when the session's last read did not
+ * refuse the same (count it malformed once), 0 when it did, negative errno
+ * when the store fails. */
+int tot_refuse(struct tot_state *st, char space, const char *session, bool begun_before, uint32_t bad);
 
 /* After a read: the sessions not stored changed since the last read when
  * their digest differs from the one kept (one unmetered change: which

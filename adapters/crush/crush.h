@@ -9,6 +9,9 @@
 /* Dedup-key format tags: bump when a key's fields change. */
 #define CRUSH_KEY_COST "crush-cost-v1" /* (session id): a root session's cost, upserted */
 #define CRUSH_KEY_CALL "crush-call-v1" /* (session id, prompt, completion, cost as written) */
+/* (session id, digest of prompt, completion, cost as written): a refused row,
+ * never stored (the ring of the last keys read, so it is malformed once) */
+#define CRUSH_KEY_REFUSED "crush-refused-v1"
 
 /* adapter.collect_rows for crush.db. `sessions.cost` accumulates (a parent
  * adds its finished children's) and prompt_tokens/completion_tokens are the

@@ -165,7 +165,8 @@ static int store_pass_open(struct store_pass *rd)
         if ((rc = sqlite3_prepare_v2(rd->db, q, -1, &rd->q_sessions, NULL)) != SQLITE_OK)
                 return adapt_sql_errno(rd->db, rc);
         rc = sqlite3_prepare_v2(rd->db,
-                                "SELECT COUNT(*), TOTAL(cost) FROM sessions "
+                                "SELECT COUNT(*), TOTAL(CASE WHEN typeof(cost) IN ('integer', 'real') AND "
+                                "cost >= 0 AND cost <= 1e9 THEN cost END) FROM sessions "
                                 "WHERE parent_session_id IS NULL OR parent_session_id = ''",
                                 -1, &rd->q_roots, NULL);
         if (rc != SQLITE_OK)
@@ -261,14 +262,18 @@ static int read_sessions(struct store_pass *rd, struct cr_state *st, struct row_
         sqlite3_bind_int64(rd->q_sessions, 1, from);
         while ((rc = sqlite3_step(rd->q_sessions)) == SQLITE_ROW) {
                 sqlite3_stmt *q = rd->q_sessions;
+                /* judged before any other read of them converts them */
+                uint64_t prompt, completion, cost;
+                double usd;
+                bool bad = (adapt_sql_count(q, C_PROMPT, &prompt) == ADAPT_NUM_BAD) |
+                           (adapt_sql_count(q, C_COMPLETION, &completion) == ADAPT_NUM_BAD) |
+                           (adapt_sql_usd(q, C_COST, &usd) == ADAPT_NUM_BAD);
                 const unsigned char *id = sqlite3_column_text(q, C_ID), *parent = sqlite3_column_text(q, C_PARENT);
-                uint64_t prompt = tot_count(sqlite3_column_double(q, C_PROMPT));
-                uint64_t completion = tot_count(sqlite3_column_double(q, C_COMPLETION));
-                uint64_t cost = tot_usd_nano(sqlite3_column_double(q, C_COST));
                 int64_t updated = sqlite3_column_int64(q, C_UPDATED), created = sqlite3_column_int64(q, C_CREATED);
                 char session[ROW_SESSION_MAX];
                 struct usage_row *row;
                 struct keyhash h;
+                struct row_key refused;
 
                 if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
                         (*io_malformed)++;
@@ -277,6 +282,22 @@ static int read_sessions(struct store_pass *rd, struct cr_state *st, struct row_
                 memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
                 if (updated > wm)
                         wm = updated;
+                if (bad) {
+                        /* a count or a cost that is text, negative or past
+                         * its bound: neither a call nor a cost is taken from
+                         * the row; malformed once (a row read again within
+                         * the margin is among the last keys) */
+                        static const int vals[] = { C_PROMPT, C_COMPLETION, C_COST };
+                        if ((r = keyhash_begin(&h, CRUSH_KEY_REFUSED)) < 0)
+                                return r;
+                        keyhash_str(&h, session);
+                        keyhash_u64(&h, adapt_sql_digest(q, vals, 3));
+                        keyhash_end(&h, &refused);
+                        if (!ring_seen(st, key32(&refused)))
+                                (*io_malformed)++;
+                        continue;
+                }
+                cost = tot_usd_nano(usd);
                 /* a root's cost, as Crush wrote it: the ledger keeps the largest */
                 if ((!parent || !parent[0]) && cost > 0) {
                         if ((r = push(rd, session, ROW_KIND_SNAPSHOT_STEP, out, &row)) < 0)

@@ -139,6 +139,9 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
                 const unsigned char *id = sqlite3_column_text(q, C_ID);
                 uint64_t cur[TOT_N] = { 0 }, d[TOT_N], prev[TOT_N];
+                enum adapt_sql_num in, o;
+                uint32_t unreported;
+                bool before;
                 int64_t started = secs_ms(q, C_CREATED), updated = secs_ms(q, C_UPDATED);
                 char session[ROW_SESSION_MAX], type[32];
                 struct usage_row *row;
@@ -149,11 +152,25 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
                         continue;
                 }
                 memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
-                cur[TOT_INPUT] = tot_count(sqlite3_column_double(q, C_IN));
-                cur[TOT_OUTPUT] = tot_count(sqlite3_column_double(q, C_OUT));
                 if (started > max_started)
                         max_started = started;
-                c = tot_update(st, 's', session, st->seeded && started <= seen, cur, d, prev);
+                before = st->seeded && started <= seen;
+                in = adapt_sql_count(q, C_IN, &cur[TOT_INPUT]);
+                o = adapt_sql_count(q, C_OUT, &cur[TOT_OUTPUT]);
+                if (in == ADAPT_NUM_BAD || o == ADAPT_NUM_BAD) {
+                        /* text, negative, past the bound: refused, its last
+                         * snapshot stands, counted malformed once */
+                        static const int sums[] = { C_IN, C_OUT };
+                        r = tot_refuse(st, 's', session, before, adapt_sql_digest(q, sums, 2));
+                        if (r < 0)
+                                return r;
+                        *io_malformed += (uint64_t)r;
+                        continue;
+                }
+                /* NULL: nothing reported yet (a session before its first
+                 * call), or kept as it was */
+                unreported = (in == ADAPT_NUM_NULL ? 1u << TOT_INPUT : 0) | (o == ADAPT_NUM_NULL ? 1u << TOT_OUTPUT : 0);
+                c = tot_update_known(st, 's', session, before, cur, unreported, d, prev);
                 if (c < 0)
                         return c;
                 if (c == TOT_SAME || c == TOT_UNHELD)
@@ -275,14 +292,15 @@ static int goose_collect_rows(const struct source_ctx *ctx, struct parse_state *
         return settling ? COLLECT_SETTLING : COLLECT_DONE;
 }
 
-/* {"stores": [{path, steps, resets, unmetered_changes, sessions_tracked}],
+/* {"stores": [{path, steps, resets, unmetered_changes, sessions_tracked,
+ * sessions_beyond, sessions_refused}],
  * "notes": the same as text}, from the checkpoints alone. */
 static struct json_object *goose_status(const struct adapter_status_ctx *ctx)
 {
         json_object *arr = json_object_new_array(), *res = json_object_new_object();
         json_object *notes = json_object_new_array();
         struct adapter_source_view v;
-        char line[PATH_MAX + 256];
+        char line[PATH_MAX + 512];
 
         json_object_array_add(notes, json_object_new_string("an event is the growth of one session's accumulated "
                                                             "tokens between two reads (input includes cache)"));
@@ -306,10 +324,13 @@ static struct json_object *goose_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "unmetered_changes", json_object_new_int64((int64_t)st.unmetered));
                 json_object_object_add(d, "sessions_tracked", json_object_new_int64((int64_t)st.stored));
                 json_object_object_add(d, "sessions_beyond", json_object_new_int64((int64_t)st.beyond));
+                json_object_object_add(d, "sessions_refused", json_object_new_int64((int64_t)st.refused));
                 json_object_array_add(arr, d);
-                snprintf(line, sizeof(line), "%s: %llu steps, %llu resets, %llu changes not metered", path,
-                         (unsigned long long)st.steps, (unsigned long long)st.resets,
-                         (unsigned long long)st.unmetered);
+                snprintf(line, sizeof(line),
+                         "%s: %llu steps, %llu resets, %llu changes not metered, %llu sessions refused "
+                         "(a token sum that is text, negative or past 10^15: their last good totals stand)",
+                         path, (unsigned long long)st.steps, (unsigned long long)st.resets,
+                         (unsigned long long)st.unmetered, (unsigned long long)st.refused);
                 json_object_array_add(notes, json_object_new_string(line));
         }
         json_object_object_add(res, "stores", arr);

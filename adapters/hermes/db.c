@@ -78,10 +78,46 @@ static int64_t secs_ms(sqlite3_stmt *st, int col)
         return (int64_t)(v * 1000.0);
 }
 
-static uint64_t col_count(sqlite3_stmt *st, int col)
+/* A row's counters, columns counters[0..TOT_COST_NANO) in TOT_* order, its
+ * cost the provider's own (act) when it reports one, else the estimate
+ * (est): 0, cur and *ret_unreported (bit k: counter k is NULL, not
+ * reported; the cost when neither amount is); -EINVAL when a column holds
+ * text, a negative number or one past its bound (adapt_sql_count), and
+ * *ret_bad a digest of the values as written. */
+static int row_counters(sqlite3_stmt *q, const int counters[TOT_COST_NANO], int act_col, int est_col,
+                        uint64_t cur[TOT_N], uint32_t *ret_unreported, uint32_t *ret_bad)
 {
-        return tot_count(sqlite3_column_double(st, col));
+        uint32_t unreported = 0;
+        bool bad = false;
+        double act, est;
+        enum adapt_sql_num a, e;
+
+        for (int k = 0; k < TOT_COST_NANO; k++) {
+                enum adapt_sql_num n = adapt_sql_count(q, counters[k], &cur[k]);
+                if (n == ADAPT_NUM_NULL)
+                        unreported |= 1u << k;
+                bad |= n == ADAPT_NUM_BAD;
+        }
+        a = adapt_sql_usd(q, act_col, &act);
+        e = adapt_sql_usd(q, est_col, &est);
+        bad |= a == ADAPT_NUM_BAD || e == ADAPT_NUM_BAD;
+        if (bad) {
+                int all[TOT_COST_NANO + 2];
+                memcpy(all, counters, sizeof(int) * TOT_COST_NANO);
+                all[TOT_COST_NANO] = act_col;
+                all[TOT_COST_NANO + 1] = est_col;
+                *ret_bad = adapt_sql_digest(q, all, TOT_COST_NANO + 2);
+                return -EINVAL;
+        }
+        /* the provider's own cost when it reports one, else Hermes's estimate */
+        cur[TOT_COST_NANO] = tot_usd_nano(act > 0 ? act : est);
+        if (act <= 0 && e == ADAPT_NUM_NULL)
+                unreported |= 1u << TOT_COST_NANO;
+        *ret_unreported = unreported;
+        return 0;
 }
+
+static const int session_counters[TOT_COST_NANO] = { C_IN, C_OUT, C_CR, C_CW, C_REASON, C_CALLS };
 
 /* A model name as written: "" for none and for the string 'null'. */
 static void col_text(sqlite3_stmt *st, int col, char *dst, size_t cap)
@@ -132,6 +168,8 @@ static const char *const aux_cols[A_NCOLS] = {
         "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "first_seen",
         "last_seen",
 };
+
+static const int aux_counters[TOT_COST_NANO] = { A_IN, A_OUT, A_CR, A_CW, A_REASON, A_CALLS };
 
 /* The auxiliary calls' query: 0 and the statement, 1 when the schema has
  * none (no task column: before schema 22, or no table), negative errno. */
@@ -288,8 +326,9 @@ static int read_aux(struct store_pass *rd, struct tot_state *st, int64_t seen, i
                 uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
                 int64_t first = secs_ms(q, A_FIRST), last = secs_ms(q, A_LAST);
                 char session[ROW_SESSION_MAX], task[48], id[96];
-                double act = sqlite3_column_double(q, A_ACT), est = sqlite3_column_double(q, A_EST);
+                uint32_t unreported = 0, bad = 0;
                 struct usage_row *row;
+                bool before;
 
                 if (!sid || !sid[0] || (size_t)sqlite3_column_bytes(q, A_SESSION) >= sizeof(session)) {
                         (*io_malformed)++;
@@ -298,16 +337,18 @@ static int read_aux(struct store_pass *rd, struct tot_state *st, int64_t seen, i
                 memcpy(session, sid, (size_t)sqlite3_column_bytes(q, A_SESSION) + 1);
                 col_text(q, A_TASK, task, sizeof(task));
                 aux_id(q, session, task, id, sizeof(id));
-                cur[TOT_INPUT] = col_count(q, A_IN);
-                cur[TOT_OUTPUT] = col_count(q, A_OUT);
-                cur[TOT_CACHE_READ] = col_count(q, A_CR);
-                cur[TOT_CACHE_WRITE] = col_count(q, A_CW);
-                cur[TOT_REASONING] = col_count(q, A_REASON);
-                cur[TOT_CALLS] = col_count(q, A_CALLS);
-                cur[TOT_COST_NANO] = act > 0 ? tot_usd_nano(act) : tot_usd_nano(est);
                 if (first > *io_max_started)
                         *io_max_started = first;
-                int c = tot_update(st, HERMES_SPACE_AUX, id, st->seeded && first > 0 && first <= seen, cur, d, prev);
+                before = st->seeded && first > 0 && first <= seen;
+                if (row_counters(q, aux_counters, A_ACT, A_EST, cur, &unreported, &bad) < 0) {
+                        /* refused: its last snapshot stands, counted malformed once */
+                        r = tot_refuse(st, HERMES_SPACE_AUX, id, before, bad);
+                        if (r < 0)
+                                return r;
+                        *io_malformed += (uint64_t)r;
+                        continue;
+                }
+                int c = tot_update_known(st, HERMES_SPACE_AUX, id, before, cur, unreported, d, prev);
                 if (c < 0)
                         return c;
                 if (c == TOT_SAME || c == TOT_UNHELD)
@@ -353,25 +394,26 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
                 uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
                 int64_t started = secs_ms(q, C_STARTED);
                 char session[ROW_SESSION_MAX];
-                double act = sqlite3_column_double(q, C_ACT), est = sqlite3_column_double(q, C_EST);
+                uint32_t unreported = 0, bad = 0;
+                bool before;
 
                 if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
                         (*io_malformed)++;
                         continue;
                 }
                 memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
-                cur[TOT_INPUT] = col_count(q, C_IN);
-                cur[TOT_OUTPUT] = col_count(q, C_OUT);
-                cur[TOT_CACHE_READ] = col_count(q, C_CR);
-                cur[TOT_CACHE_WRITE] = col_count(q, C_CW);
-                cur[TOT_REASONING] = col_count(q, C_REASON);
-                cur[TOT_CALLS] = col_count(q, C_CALLS);
-                /* the provider's own cost when it reports one, else Hermes's estimate */
-                cur[TOT_COST_NANO] = sqlite3_column_type(q, C_ACT) != SQLITE_NULL && act > 0 ? tot_usd_nano(act)
-                                                                                             : tot_usd_nano(est);
                 if (started > max_started)
                         max_started = started;
-                int c = tot_update(st, HERMES_SPACE_SESSION, session, st->seeded && started <= seen, cur, d, prev);
+                before = st->seeded && started <= seen;
+                if (row_counters(q, session_counters, C_ACT, C_EST, cur, &unreported, &bad) < 0) {
+                        /* refused: its last snapshot stands, counted malformed once */
+                        r = tot_refuse(st, HERMES_SPACE_SESSION, session, before, bad);
+                        if (r < 0)
+                                return r;
+                        *io_malformed += (uint64_t)r;
+                        continue;
+                }
+                int c = tot_update_known(st, HERMES_SPACE_SESSION, session, before, cur, unreported, d, prev);
                 if (c < 0)
                         return c;
                 if (c == TOT_SAME || c == TOT_UNHELD)
@@ -462,6 +504,6 @@ int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret)
         *ret = (struct hermes_figures){ .steps = st.steps, .calls = st.calls, .resets = st.resets,
                                         .unmetered = st.unmetered, .tracked = st.stored,
                                         .beyond = st.beyond, .aux_steps = st.side_steps,
-                                        .aux_calls = st.side_calls };
+                                        .aux_calls = st.side_calls, .refused = st.refused };
         return 0;
 }

@@ -63,14 +63,14 @@ static void safe_path(char *dst, size_t cap, const char *src)
 
 /* {"event": what one row is, "stores": [{path, steps, calls, resets,
  * unmetered_changes, sessions_tracked, sessions_beyond, aux_steps,
- * aux_calls}], "notes": the same as text}, from
+ * aux_calls, sessions_refused}], "notes": the same as text}, from
  * each database's checkpoint alone (no database is opened for status). */
 static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
 {
         json_object *arr = json_object_new_array(), *res = json_object_new_object();
         json_object *notes = json_object_new_array();
         struct adapter_source_view v;
-        char line[PATH_MAX + 256];
+        char line[PATH_MAX + 512];
 
         json_object_array_add(notes, json_object_new_string("an event is the growth of one session's running "
                                                             "totals between two reads (one or more API calls), "
@@ -96,15 +96,19 @@ static struct json_object *hermes_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "sessions_beyond", json_object_new_int64((int64_t)f.beyond));
                 json_object_object_add(d, "aux_steps", json_object_new_int64((int64_t)f.aux_steps));
                 json_object_object_add(d, "aux_calls", json_object_new_int64((int64_t)f.aux_calls));
+                json_object_object_add(d, "sessions_refused", json_object_new_int64((int64_t)f.refused));
                 json_object_array_add(arr, d);
                 snprintf(line, sizeof(line),
                          "%s: %llu steps folding %llu API calls, %llu resets, %llu changes not metered; "
                          "%llu sessions' snapshots kept, %llu past the bound of %d (metered once whole, "
-                         "their later changes not); auxiliary calls: %llu steps folding %llu calls",
+                         "their later changes not); auxiliary calls: %llu steps folding %llu calls; "
+                         "%llu refused (a counter that is text, negative or past its bound: their last "
+                         "good totals stand)",
                          path, (unsigned long long)f.steps, (unsigned long long)f.calls,
                          (unsigned long long)f.resets, (unsigned long long)f.unmetered,
                          (unsigned long long)f.tracked, (unsigned long long)f.beyond, TOT_STORED_MAX,
-                         (unsigned long long)f.aux_steps, (unsigned long long)f.aux_calls);
+                         (unsigned long long)f.aux_steps, (unsigned long long)f.aux_calls,
+                         (unsigned long long)f.refused);
                 json_object_array_add(notes, json_object_new_string(line));
         }
         json_object_object_add(res, "event",

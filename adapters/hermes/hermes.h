@@ -44,6 +44,8 @@ struct hermes_figures {
         uint64_t beyond;    /* sessions past TOT_STORED_MAX: metered once whole, then not */
         uint64_t aux_steps; /* rows of auxiliary calls (session_model_usage, task not '') */
         uint64_t aux_calls; /* the calls they fold */
+        uint64_t refused;   /* sessions (and auxiliary rows) the last read refused: a counter that is
+                             * text, negative or past its bound; their last snapshot stands */
 };
 /* 0 and *ret; -EINVAL when ps holds no state of this reader. */
 int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret);

@@ -302,12 +302,91 @@ static void test_public(void)
         free(l);
 }
 
+/* A save whose tokens or cost have the wrong type (text, a negative
+ * number, past 10^15 tokens: 2^53 + 1, 2^64 written as text, which SQLite
+ * keeps as a REAL; a blob): neither a call nor a cost is taken from it,
+ * malformed once however often the row is read again; the next good save
+ * is one call, and the cost it carries is upserted whole. A REAL token
+ * count is read without its fraction. */
+static size_t rows_of(const struct row_batch *b, const char *session)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < b->n; i++)
+                n += strcmp(b->rows[i].session, session) == 0;
+        return n;
+}
+
+static void test_types(void)
+{
+        static const struct {
+                const char *prompt, *cost, *what;
+        } cases[] = {
+                { "'lots'", "cost + 0.01", "prompt as text" },
+                { "-5", "cost + 0.01", "prompt negative" },
+                { "9007199254740993", "cost + 0.01", "prompt 2^53 + 1" },
+                { "'18446744073709551616'", "cost + 0.01", "prompt 2^64 as text" },
+                { "X'0102'", "cost + 0.01", "prompt a blob" },
+                { "100", "'free'", "cost as text" },
+                { "100", "-1", "cost negative" },
+        };
+        char path[PATH_MAX], q[256];
+        struct row_batch b = { 0 };
+        struct src s;
+        sqlite3 *db;
+
+        xsnprintf(path, sizeof(path), "%s/types.db", tmp);
+        if (sqlite3_open(path, &db) != SQLITE_OK)
+                exit(99);
+        sql_file(db, "crush/schema.sql");
+        sql_file(db, "crush/history.sql");
+        src_init(&s, path);
+        collect(&s, &b);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                uint64_t m0 = s.malformed;
+                xsnprintf(q, sizeof(q), "UPDATE sessions SET prompt_tokens = %s, completion_tokens = 10, cost = %s "
+                          "WHERE id = 'r-1'", cases[i].prompt, cases[i].cost);
+                sql(db, q);
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(rows_of(&b, "r-1") == 0 && s.malformed - m0 == 1,
+                   "%s: no call, no cost; malformed (%zu rows, %llu)", cases[i].what, rows_of(&b, "r-1"),
+                   (unsigned long long)(s.malformed - m0));
+                sql(db, "UPDATE sessions SET title = 'again' WHERE id = 'r-1'");
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(rows_of(&b, "r-1") == 0 && s.malformed - m0 == 1, "%s: read again: nothing more",
+                   cases[i].what);
+                xsnprintf(q, sizeof(q), "UPDATE sessions SET prompt_tokens = %zu, completion_tokens = 10, "
+                          "cost = 0.5 + %zu / 100.0 WHERE id = 'r-1'", 16000 + i, i);
+                sql(db, q);
+                row_batch_clear(&b);
+                collect(&s, &b);
+                const struct usage_row *call = NULL, *cost = NULL;
+                for (size_t j = 0; j < b.n; j++) {
+                        if (strcmp(b.rows[j].session, "r-1") == 0 && (b.rows[j].flags & ROW_F_TOKENS_KNOWN))
+                                call = &b.rows[j];
+                        if (strcmp(b.rows[j].session, "r-1") == 0 && (b.rows[j].flags & ROW_F_UPSERT))
+                                cost = &b.rows[j];
+                }
+                ok(rows_of(&b, "r-1") == 2 && call && call->input == 16000 + i && call->output == 10 && cost &&
+                           cost->cost_nano == (int64_t)(500000000 + 10000000 * i),
+                   "%s, then a good save: one call, the cost as written", cases[i].what);
+        }
+        sql(db, "UPDATE sessions SET prompt_tokens = 1.5, completion_tokens = 2 WHERE id = 'r-1'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 2 && b.rows[1].input == 1 && b.rows[1].output == 2, "a REAL: read without its fraction");
+        sqlite3_close(db);
+        row_batch_free(&b);
+}
+
 int main(void)
 {
         xsnprintf(fx, sizeof(fx), "%s/fixtures", am_srcdir());
         xsnprintf(tmp, sizeof(tmp), "%s", tap_tmpdir());
         test_discovery();
         test_store();
+        test_types();
         test_public();
         return tap_done();
 }

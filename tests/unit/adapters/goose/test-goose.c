@@ -169,11 +169,93 @@ static void test_store(void)
         mem_state_free(&s.mem);
 }
 
+/* Token sums of the wrong type in an otherwise good session: text, a
+ * negative number, past 10^15 (2^53 + 1, and 2^64 written as text, which
+ * SQLite keeps as a REAL) are refused: no row, the session's last good
+ * snapshot stands (the next good sum is measured against it, not counted
+ * whole again), malformed once per refused value however often it is read;
+ * NULL reports nothing (the last sum stands); a REAL is read without its
+ * fraction; a session first seen refused counts whole once it is good. */
+static void test_hostile(void)
+{
+        static const struct {
+                const char *value, *what;
+                bool refused;
+        } cases[] = {
+                { "'lots'", "text", true },
+                { "-5", "a negative number", true },
+                { "NULL", "NULL", false },
+                { "9007199254740993", "2^53 + 1", true },
+                { "'18446744073709551616'", "2^64 as text", true },
+                { "'9000 tokens'", "text beginning with a number", true },
+        };
+        char path[PATH_MAX], p[PATH_MAX], q[256];
+        struct row_batch b = { 0 };
+        struct src s = { 0 };
+        uint64_t base = 9000;
+        sqlite3 *db;
+        char *text;
+
+        xsnprintf(path, sizeof(path), "%s/hostile.db", tmp);
+        if (sqlite3_open(path, &db) != SQLITE_OK)
+                exit(99);
+        xsnprintf(p, sizeof(p), "%s/goose/schema.sql", fx);
+        if (!(text = slurp(p, NULL)))
+                exit(99);
+        sql(db, text);
+        free(text);
+        src_init(&s, path);
+        collect(&s, &b);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                xsnprintf(q, sizeof(q), "UPDATE sessions SET accumulated_input_tokens = %s WHERE id = '20260105_1'",
+                          cases[i].value);
+                sql(db, q);
+                uint64_t m0 = s.malformed;
+                row_batch_clear(&b);
+                int r = collect(&s, &b);
+                ok(r == COLLECT_DONE && b.n == 0, "%s: read, no row (%d, %zu rows)", cases[i].what, r, b.n);
+                ok(s.malformed - m0 == (cases[i].refused ? 1u : 0u), "%s: %s", cases[i].what,
+                   cases[i].refused ? "malformed once" : "not malformed");
+                sql(db, "UPDATE sessions SET name = name || 'x' WHERE id = '20260105_1'");
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(b.n == 0 && s.malformed - m0 == (cases[i].refused ? 1u : 0u), "%s: read again: nothing more",
+                   cases[i].what);
+                base += 100;
+                xsnprintf(q, sizeof(q), "UPDATE sessions SET accumulated_input_tokens = %llu WHERE id = '20260105_1'",
+                          (unsigned long long)base);
+                sql(db, q);
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(b.n == 1 && b.rows[0].input == 100 && b.rows[0].output == 0,
+                   "%s, then a good sum: only its growth over the last good one (100: %llu)", cases[i].what,
+                   b.n ? (unsigned long long)b.rows[0].input : 0ULL);
+        }
+        sql(db, "UPDATE sessions SET accumulated_input_tokens = 9800.75 WHERE id = '20260105_1'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 200, "a REAL: read without its fraction (9800)");
+        sql(db, "INSERT INTO sessions (id, working_dir, accumulated_input_tokens, accumulated_output_tokens) "
+                "VALUES ('20260105_9', '/w', X'00ff', 3)");
+        uint64_t m0 = s.malformed;
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 0 && s.malformed - m0 == 1, "a new session with a blob for its sum: refused, malformed");
+        sql(db, "UPDATE sessions SET accumulated_input_tokens = 40 WHERE id = '20260105_9'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 40 && b.rows[0].output == 3, "good again: counted whole, once");
+        sqlite3_close(db);
+        row_batch_free(&b);
+        mem_state_free(&s.mem);
+}
+
 int main(void)
 {
         xsnprintf(fx, sizeof(fx), "%s/fixtures", am_srcdir());
         xsnprintf(tmp, sizeof(tmp), "%s", tap_tmpdir());
         test_discovery();
         test_store();
+        test_hostile();
         return tap_done();
 }

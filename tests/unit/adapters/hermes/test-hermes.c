@@ -615,6 +615,105 @@ static void test_defensive(void)
         mem_state_free(&s.mem);
 }
 
+/* ---- counters of the wrong type --------------------------------------------------------- */
+
+/* A token counter or a cost of the wrong type in an otherwise good session
+ * (s-root: input 1000, estimated cost $0.0451): text, a negative number,
+ * past 10^15 (2^53 + 1; 2^64 written as text, which SQLite keeps as a
+ * REAL), a blob are refused: no row, the session's last good snapshot
+ * stands (the next good row is measured against it, never counted whole
+ * again), malformed once however often it is read, sessions_refused in
+ * status; NULL reports nothing (the last value stands); a REAL is read
+ * without its fraction. */
+static void test_types(void)
+{
+        static const struct {
+                const char *column, *value, *what;
+                bool refused;
+        } cases[] = {
+                { "input_tokens", "'lots'", "input as text", true },
+                { "input_tokens", "-5", "input negative", true },
+                { "cache_read_tokens", "-1", "cache read negative", true },
+                { "input_tokens", "NULL", "input NULL", false },
+                { "output_tokens", "9007199254740993", "output 2^53 + 1", true },
+                { "input_tokens", "'18446744073709551616'", "input 2^64 as text", true },
+                { "reasoning_tokens", "X'0102'", "reasoning a blob", true },
+                { "api_call_count", "'three'", "calls as text", true },
+                { "estimated_cost_usd", "'free'", "cost as text", true },
+                { "estimated_cost_usd", "-2.5", "cost negative", true },
+                { "estimated_cost_usd", "NULL", "cost NULL", false },
+        };
+        char path[PATH_MAX], q[256];
+        struct row_batch b = { 0 };
+        struct hermes_figures f;
+        struct src s = { 0 };
+        uint64_t in = 1000;
+        int cents = 451;
+        sqlite3 *db;
+
+        xsnprintf(path, sizeof(path), "%s/types.db", tmp);
+        db = db_build(path, "hermes/schema-20.sql", true);
+        src_init(&s, path);
+        collect(&s, &b);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                bool cost = strstr(cases[i].column, "cost") != NULL;
+                uint64_t m0 = s.malformed;
+                int r;
+
+                /* the other counters as they were */
+                xsnprintf(q, sizeof(q),
+                          "UPDATE sessions SET input_tokens = %llu, output_tokens = 200, cache_read_tokens = 5000, "
+                          "reasoning_tokens = 50, api_call_count = 3, estimated_cost_usd = %d / 10000.0, "
+                          "%s = %s WHERE id = 's-root'",
+                          (unsigned long long)in, cents, cases[i].column, cases[i].value);
+                sql(db, q);
+                row_batch_clear(&b);
+                r = collect(&s, &b);
+                ok(r == COLLECT_DONE && b.n == 0, "%s: read, no row (%d, %zu rows)", cases[i].what, r, b.n);
+                ok(s.malformed - m0 == (cases[i].refused ? 1u : 0u), "%s: %s", cases[i].what,
+                   cases[i].refused ? "malformed once" : "not malformed");
+                ok(hermes_figures(&s.ps, &f) == 0 && f.refused == (cases[i].refused ? 1u : 0u),
+                   "%s: sessions_refused %d", cases[i].what, cases[i].refused ? 1 : 0);
+                sql(db, "UPDATE sessions SET title = 'again' || random() WHERE id = 's-root'");
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(b.n == 0 && s.malformed - m0 == (cases[i].refused ? 1u : 0u), "%s: read again: nothing more",
+                   cases[i].what);
+                /* good again, grown by 100 tokens (or one cent) */
+                if (cost)
+                        cents += 100;
+                else
+                        in += 100;
+                xsnprintf(q, sizeof(q),
+                          "UPDATE sessions SET input_tokens = %llu, output_tokens = 200, cache_read_tokens = 5000, "
+                          "reasoning_tokens = 50, api_call_count = 3, estimated_cost_usd = %d / 10000.0 "
+                          "WHERE id = 's-root'",
+                          (unsigned long long)in, cents);
+                sql(db, q);
+                row_batch_clear(&b);
+                collect(&s, &b);
+                const struct usage_row *row = find(&b, "s-root");
+                if (cost)
+                        ok(b.n == 1 && row && row->input == 0 && row->cost_source == COST_VENDOR &&
+                                   row->cost_nano == 10000000,
+                           "%s, then good again: only the cent it grew by (%lld nano)", cases[i].what,
+                           row ? (long long)row->cost_nano : -1LL);
+                else
+                        ok(b.n == 1 && row && row->input == 100 && row->output == 0 && row->cache_read == 0 &&
+                                   row->cost_source == COST_NONE,
+                           "%s, then good again: only the 100 it grew by (%llu)", cases[i].what,
+                           row ? (unsigned long long)row->input : 0ULL);
+                ok(hermes_figures(&s.ps, &f) == 0 && f.refused == 0, "%s: none refused now", cases[i].what);
+        }
+        sql(db, "UPDATE sessions SET input_tokens = 1900.9 WHERE id = 's-root'");
+        row_batch_clear(&b);
+        collect(&s, &b);
+        ok(b.n == 1 && b.rows[0].input == 100, "a REAL: read without its fraction");
+        sqlite3_close(db);
+        row_batch_free(&b);
+        mem_state_free(&s.mem);
+}
+
 /* ---- the public store ------------------------------------------------------------------ */
 
 static void test_public(void)
@@ -670,6 +769,7 @@ int main(void)
         test_bound();
         test_aux();
         test_defensive();
+        test_types();
         test_public();
         return tap_done();
 }
