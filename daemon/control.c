@@ -498,7 +498,7 @@ int control_new(sd_event *e, const char *path, const struct control_handlers *h,
         mode_t old = umask(0177);
         r = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
         umask(old);
-        if (r < 0 || chmod(path, 0600) < 0 || listen(c->fd, 16) < 0) {
+        if (r < 0 || chmod(path, 0600) < 0 || listen(c->fd, CONTROL_LISTEN_BACKLOG) < 0) {
                 r = -errno;
                 goto fail;
         }

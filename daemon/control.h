@@ -34,6 +34,10 @@ struct control_handlers {
 };
 
 #define CONTROL_MAX_CLIENTS 64
+/* Connections the kernel queues before the daemon accepts them: a burst of
+ * as many clients as it serves waits in the queue, not in a retry (a
+ * client's connect() past a full queue blocks or fails with EAGAIN). */
+#define CONTROL_LISTEN_BACKLOG CONTROL_MAX_CLIENTS
 /* a request must arrive whole and its answer be read within this, counted
  * from the connection or the previous answer (tail clients: none) */
 #define CONTROL_REQUEST_USEC (10ULL * 1000000ULL)

@@ -24,7 +24,7 @@ try:
         for s in held:
             s.close()
     new = []
-    for _ in range(8):               # within the listen backlog (16)
+    for _ in range(8):               # within the listen backlog (CONTROL_LISTEN_BACKLOG, 64)
         s = socket.socket(socket.AF_UNIX); s.connect(sock)
         s.sendall(b'{"v":1,"cmd":"version"}\n'); new.append(s)
 finally:
