@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ingest/cache-shed.h"
 #include "ingest/ingest.h"
 #include "log.h"
 #include "once.h"
@@ -24,11 +23,8 @@ int once_run(struct daemon *d, struct timespec *ret_start)
                 return log_errno(LOG_ERR, r, "scan failed");
         struct progress pg;
         progress_start(&pg, STDERR_FILENO);
-        while (ingest_run(d->ingest, DAEMON_SLICE_BYTES) > 0) {
+        while (ingest_run(d->ingest, DAEMON_SLICE_BYTES) > 0)
                 progress_update(&pg, d->ingest);
-                if ((r = cache_shed_memory(d, false)) < 0) /* the pool a backlog flush left */
-                        return r;
-        }
         progress_end(&pg);
         r = ledger_sync_start(d->ledger);
         if (r < 0) /* once_finish's sync does it all, and says if it fails */
