@@ -316,13 +316,20 @@ int ledger_release_memory(struct ledger *l, bool force)
                 return ledger_errno(rc);
         mdb_env_close(l->env);
         l->env = NULL;
-        rc = mdb_env_create(&l->env);
-        if (rc == 0)
-                rc = mdb_env_set_maxdbs(l->env, DB_COUNT + 1);
-        if (rc == 0)
-                rc = mdb_env_set_mapsize(l->env, info.me_mapsize);
-        if (rc == 0)
-                rc = mdb_env_open(l->env, l->path, MDB_NOSUBDIR | MDB_NOTLS | MDB_NOSYNC, 0600);
+        for (int attempt = 0; attempt < 3; attempt++) { /* a passing shortage (fds, memory) */
+                if (l->env)
+                        mdb_env_close(l->env);
+                l->env = NULL;
+                rc = mdb_env_create(&l->env);
+                if (rc == 0)
+                        rc = mdb_env_set_maxdbs(l->env, DB_COUNT + 1);
+                if (rc == 0)
+                        rc = mdb_env_set_mapsize(l->env, info.me_mapsize);
+                if (rc == 0)
+                        rc = mdb_env_open(l->env, l->path, MDB_NOSUBDIR | MDB_NOTLS | MDB_NOSYNC, 0600);
+                if (rc == 0)
+                        break;
+        }
         if (rc) {
                 snprintf(l->error, sizeof(l->error), "ledger %s: opened again: %s", l->path,
                          mdb_strerror(rc));

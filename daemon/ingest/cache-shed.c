@@ -5,6 +5,8 @@
  * (ledger_release_memory) and the heap's free pages (malloc_trim). */
 #include <malloc.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "ingest/cache-shed.h"
 #include "ledger/ledger.h"
@@ -46,13 +48,17 @@ void cache_shed_after_bulk(struct daemon *d, const char *what)
         d->ledger_bytes_at_start = bytes;
 }
 
-int cache_shed_memory(struct daemon *d, bool force)
+void cache_shed_memory(struct daemon *d, bool force)
 {
         int r = ledger_release_memory(d->ledger, force);
-        if (r < 0)
-                return log_errno(LOG_ERR, r, "the ledger could not be opened again after freeing "
-                                 "its page pool: %s", ledger_error(d->ledger));
+        if (r < 0) {
+                /* every commit is in the file already; the handle is unusable
+                 * (any read or write of it would fail or crash): stop now,
+                 * with this said, and let the service manager start us again */
+                log_errno(LOG_ERR, r, "the ledger could not be opened again after freeing "
+                          "its page pool: %s; stopping", ledger_error(d->ledger));
+                _exit(EXIT_FAILURE);
+        }
         if (r > 0)
                 (void)malloc_trim(0); /* the pages freed, and the scan's, back to the system */
-        return 0;
 }

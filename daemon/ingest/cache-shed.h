@@ -16,5 +16,6 @@ void cache_shed_after_bulk(struct daemon *d, const char *what);
  * as many dirty pages as its largest txn made, ledger_release_memory): when
  * force (after the initial scan), or when a commit wrote the index's
  * backlog; then the heap's free pages go back to the system (malloc_trim).
- * 0, or negative errno (logged): the ledger is unusable, the caller stops. */
-int cache_shed_memory(struct daemon *d, bool force);
+ * When the ledger cannot be opened again (it is then unusable) the daemon
+ * says so and exits at once, with every commit in the file. */
+void cache_shed_memory(struct daemon *d, bool force);
