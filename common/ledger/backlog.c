@@ -192,6 +192,7 @@ void backlog_txn_end(struct ledger *l, bool committed)
         } else if (b->flushed) {
                 newkeys_clear(&l->newkeys);
                 b->through = b->last;
+                l->release_due = true;
         }
         b->dirty = b->flushed = false;
 }

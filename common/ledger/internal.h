@@ -63,6 +63,8 @@ struct ledger {
         struct backlog backlog; /* which rows newkeys holds (ledger/backlog.c) */
         bool filter_off;        /* too many keys for the filter: a lookup per row */
         bool have_srcstate;     /* dbi[DB_SRCSTATE] is open */
+        bool release_due;       /* a committed txn flushed the backlog: LMDB's pool of
+                                 * dirty pages is large (ledger_release_memory) */
 };
 
 /* ---- source states (ledger/srcstate.c) ------------------------------------ */

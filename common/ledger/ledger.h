@@ -48,6 +48,14 @@ int ledger_used_bytes(struct ledger *l, uint64_t *ret_bytes);
  * ingest, so that live commits write into small folios (see ledger.c). The
  * next reads fault the pages back in. Not inside a write txn. */
 int ledger_drop_cache(struct ledger *l);
+/* Frees the pages LMDB keeps from past write txns for the next ones (they
+ * are as many as the largest txn dirtied, held until the env closes) by
+ * opening the env again: when force, or when a txn since the last release
+ * wrote the index's backlog (one page per leaf of the index, at most).
+ * Outside a group commit and with no read txn open; otherwise, or when
+ * nothing is due, nothing is done (0). 1 when it was opened again, or
+ * negative errno: then the ledger is not usable (the caller stops). */
+int ledger_release_memory(struct ledger *l, bool force);
 
 /* Group commit (ledger/txn.c): between begin and end every ledger write
  * goes into one outer txn, committed by ledger_group_end, and reads see the

@@ -1,7 +1,12 @@
 /* The page cache of a ledger a bulk ingest wrote, dropped once after it
  * (cache-shed.h). A small growth leaves the cache alone: its folios are
- * small, and dropping would only make the next answers read the disk. */
+ * small, and dropping would only make the next answers read the disk.
+ * And the private memory a bulk ingest leaves: LMDB's pool of dirty pages
+ * (ledger_release_memory) and the heap's free pages (malloc_trim). */
+#include <malloc.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "ingest/cache-shed.h"
 #include "ledger/ledger.h"
@@ -41,4 +46,19 @@ void cache_shed_after_bulk(struct daemon *d, const char *what)
                  "commits write into small folios",
                  (unsigned long long)((bytes - d->ledger_bytes_at_start) >> 10), what);
         d->ledger_bytes_at_start = bytes;
+}
+
+void cache_shed_memory(struct daemon *d, bool force)
+{
+        int r = ledger_release_memory(d->ledger, force);
+        if (r < 0) {
+                /* every commit is in the file already; the handle is unusable
+                 * (any read or write of it would fail or crash): stop now,
+                 * with this said, and let the service manager start us again */
+                log_errno(LOG_ERR, r, "the ledger could not be opened again after freeing "
+                          "its page pool: %s; stopping", ledger_error(d->ledger));
+                _exit(EXIT_FAILURE);
+        }
+        if (r > 0)
+                (void)malloc_trim(0); /* the pages freed, and the scan's, back to the system */
 }

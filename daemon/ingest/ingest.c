@@ -67,7 +67,6 @@ struct ingest *ingest_free(struct ingest *in)
                 while (s) {
                         struct source_rec *next = s->hnext;
                         tail_keep_free(s->keep);
-                        free(s->path);
                         free(s);
                         s = next;
                 }
@@ -148,11 +147,11 @@ int ingest_discover(struct ingest *in)
         for (size_t b = 0; b < in->nbuckets; b++)
                 for (struct source_rec *s = in->buckets[b]; s; s = s->hnext) {
                         int depth, cls;
-                        s->root_idx = (size_t)-1;
+                        s->root_idx = UINT32_MAX;
                         for (size_t i = 0; i < in->roots.n; i++)
                                 if (in->roots.v[i].adapter == s->adapter &&
                                     scan_classify(&in->roots.v[i], s->path, false, &depth, &cls) == 0) {
-                                        s->root_idx = i;
+                                        s->root_idx = (uint32_t)i;
                                         break;
                                 }
                 }
@@ -249,14 +248,16 @@ static int add_source(struct ingest *in, const struct root *root, const char *pa
         int idx = registry_index(root->adapter);
         if (idx < 0)
                 return -EINVAL; /* a root of no listed adapter: a bug, never a slot of another's */
-        s = calloc(1, sizeof(*s));
-        if (!s || !(s->path = strdup(path))) {
-                free(s);
+        size_t len = strlen(path);
+        if ((size_t)idx > UINT8_MAX || (size_t)(root - in->roots.v) >= UINT32_MAX)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s) + len + 1);
+        if (!s)
                 return -ENOMEM;
-        }
+        memcpy(s->path, path, len + 1);
         s->adapter = root->adapter;
-        s->adapter_idx = (size_t)idx;
-        s->root_idx = (size_t)(root - in->roots.v);
+        s->adapter_idx = (uint8_t)idx;
+        s->root_idx = (uint32_t)(root - in->roots.v);
         s->kind = (uint8_t)kind;
         s->seen = true;
         /* a source read by an earlier run starts where its checkpoint is
@@ -291,7 +292,8 @@ static int visit_source(void *u, const struct root *root, const char *path, int 
                 s->walk_dev = (uint64_t)st->st_dev;
                 s->walk_ino = (uint64_t)st->st_ino;
                 s->walk_size = (uint64_t)st->st_size;
-                s->walk_mtim = st->st_mtim;
+                s->walk_mtime_sec = (int64_t)st->st_mtim.tv_sec;
+                s->walk_mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
         }
         ingest_enqueue(in, s);
         if (in->walk_feeds && !in->feed_pool(in))

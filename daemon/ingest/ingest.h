@@ -15,35 +15,38 @@
 /* A known source, in memory: where it is, its kind, how the last read
  * went, and its checkpoint's figures as of that read (the checkpoint itself
  * lives in the ledger; tail reports what it committed, nothing is read
- * back). */
+ * back). One allocation per source, its path inside it (issue 51: a heavy
+ * user's 32,000 files; tests/bench/README.md says what one costs): fields
+ * ordered largest first, so there are no holes. */
 struct source_rec {
-        char *path;
+        struct source_rec *hnext, *qnext;
         const struct adapter *adapter;
-        size_t adapter_idx;     /* its index in registry_adapters */
-        size_t root_idx;
-        uint8_t kind;           /* CLASS_LINES, CLASS_DOCUMENT or CLASS_TABLE */
-        bool queued;
-        bool seen;              /* found by the latest scan */
-        bool not_source;
-        bool gone;              /* deleted: dropped from the table at the next sweep */
-        int last_error;         /* negative errno of the last attempt, 0 if fine */
+        struct tail_keep *keep; /* what a read that yielded keeps (tail.h) */
+        uint64_t size, offset;  /* as of the last read */
+        struct source_counts counts; /* its checkpoint's cumulative counters */
+        uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */
         int64_t retry_at_ms;    /* don't try again before (errors), or look again at (settling) */
-        bool retry_wanted;      /* read it at retry_at_ms (queued during a backoff, or settling) */
-        bool verify;            /* next read checks every consumed byte (rescan) */
-        bool busy;              /* being read by a read-pool worker */
-        uint8_t quick_looks;    /* TAIL_PUBLISHING reads in a row (PUBLISH_LOOKS_MAX) */
         /* A regular file as the reconcile's walk found it: the read pool's
          * check of the source takes this instead of a stat of its own (a
          * long path's stat was a tenth of a realistic scan's writer), once,
          * and only while no event came for the source since the walk. */
-        bool walk_seen;
         uint64_t walk_dev, walk_ino, walk_size;
-        struct timespec walk_mtim;
-        uint64_t size, offset;  /* as of the last read */
-        struct source_counts counts; /* its checkpoint's cumulative counters */
-        uint64_t decoded;       /* a compressed source: bytes its decoder produced since start */
-        struct tail_keep *keep; /* what a read that yielded keeps (tail.h) */
-        struct source_rec *hnext, *qnext;
+        int64_t walk_mtime_sec;
+        uint32_t walk_mtime_nsec;
+        int32_t last_error;     /* negative errno of the last attempt, 0 if fine */
+        uint32_t root_idx;      /* UINT32_MAX: under no root now */
+        uint8_t adapter_idx;    /* its index in registry_adapters */
+        uint8_t kind;           /* CLASS_LINES, CLASS_DOCUMENT or CLASS_TABLE */
+        uint8_t quick_looks;    /* TAIL_PUBLISHING reads in a row (PUBLISH_LOOKS_MAX) */
+        bool walk_seen;
+        bool queued;
+        bool seen;              /* found by the latest scan */
+        bool not_source;
+        bool gone;              /* deleted: dropped from the table at the next sweep */
+        bool retry_wanted;      /* read it at retry_at_ms (queued during a backoff, or settling) */
+        bool verify;            /* next read checks every consumed byte (rescan) */
+        bool busy;              /* being read by a read-pool worker */
+        char path[];
 };
 
 /* Per adapter, kept up to date as sources are read (no ledger access):

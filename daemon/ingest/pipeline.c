@@ -110,6 +110,9 @@ static int on_drain(sd_event_source *s, void *u)
         (void)s;
         int more = ingest_run(d->ingest, DAEMON_SLICE_BYTES);
         arm_retry(d);
+        /* LMDB's page pool freed once when the initial scan ends, later only
+         * after a commit wrote the index's backlog (once per 65,536 rows) */
+        cache_shed_memory(d, !more && !d->initial_scan_done);
         if (more) {
                 schedule_drain(d); /* yield to other events, then go on */
         } else if (!d->initial_scan_done) {

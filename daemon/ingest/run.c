@@ -235,7 +235,6 @@ static void sweep_gone(struct ingest *in)
                                         if (in->heavy[i] == s)
                                                 in->heavy[i] = NULL;
                                 tail_keep_free(s->keep);
-                                free(s->path);
                                 free(s);
                                 continue;
                         }
@@ -358,7 +357,7 @@ static bool walk_stat_take(struct source_rec *s, struct stat *ret_st)
                 .st_ino = (ino_t)s->walk_ino,
                 .st_mode = S_IFREG,
                 .st_size = (off_t)s->walk_size,
-                .st_mtim = s->walk_mtim,
+                .st_mtim = {.tv_sec = (time_t)s->walk_mtime_sec, .tv_nsec = (long)s->walk_mtime_nsec},
         };
         return true;
 }

@@ -222,3 +222,19 @@ echo "== daemon CPU per appended line, ${LIVE[0]} against ${LIVE[${#LIVE[@]}-1]}
 AM_BENCH_CORPORA=$CORP AM_BENCH_DIR=$W \
 	AM_BENCH_APPEND_ROUNDS=${AM_BENCH_APPEND_ROUNDS:-$([ "$QUICK" = --quick ] && echo 2 || echo 8)} \
 	"$SRC/tests/bench/append.sh" "$B" "${LIVE[0]}" "${LIVE[${#LIVE[@]}-1]}"
+
+# ---- private memory as the tracked files grow (memory.py) -------------------
+# A corpus of many small pi sessions (the file count matters, not the bytes):
+# the daemon's peak RssAnon during its first scan and idle after it, and
+# --once's peak, paired medians; AM_BENCH_MEMORY=0 leaves it out.
+if [ "${AM_BENCH_MEMORY:-1}" != 0 ]; then
+	[ "$QUICK" = --quick ] && mfiles=2000 || mfiles=${AM_BENCH_MEMORY_FILES:-32000}
+	corpus "m$mfiles" "$mfiles" 0 4 --small
+	echo "== private memory with $mfiles small sessions tracked (memory.py):"
+	python3 "$SRC/tests/bench/memory.py" --runs "$([ "$QUICK" = --quick ] && echo 1 || echo 3)" \
+		"$CORP/m$mfiles/home" "$B"
+	if [ "$BIG" = r10000 ]; then
+		echo "== private memory with r10000 (10 GB) tracked (memory.py, one run):"
+		python3 "$SRC/tests/bench/memory.py" --runs 1 "$CORP/r10000/home" "$B"
+	fi
+fi

@@ -266,8 +266,28 @@ static void backlog_tests(void)
            "(the aborted group's ids 86-125 are a gap)");
         ok(commit_rows(l, "/b/9", "c", 0, 40, 0, &res) == 0 && res.dup == 40 && row_has(ro, "c", 5, 7),
            "  and then counted once");
+
+        /* ledger_release_memory: the env opened again, nothing lost */
+        ok(ledger_release_memory(l, false) == 1, "  release: due after a commit wrote the backlog (1)");
+        ok(ledger_release_memory(l, false) == 0, "  and not again until another one does (0)");
+        ok(row_has(l, "c", 5, 7) && row_has(l, "a", 84, 99) && rows_in(l) == 125,
+           "  after it: the rows read as before (125, the merged one too)");
+        ok(commit_rows(l, "/b/10", "c", 0, 40, 0, &res) == 0 && res.dup == 40 && res.added == 0,
+           "  the group's 40 again: counted once (the backlog kept)");
+        ok(commit_rows(l, "/b/11", "d", 0, 30, 0, &res) == 0 && res.added == 30 && index_is(dir, 125, 165) &&
+           row_has(ro, "d", 29, 7), "  30 new rows: added, in the backlog, seen by the read-only handle");
+        ok(ledger_group_begin(l) == 0 && ledger_release_memory(l, true) == 0 && ledger_group_end(l) == 0,
+           "  inside a group: nothing done, even forced");
+        ok(ledger_release_memory(l, true) == 1 && commit_rows(l, "/b/12", "d", 0, 30, 0, &res) == 0 &&
+           res.dup == 30 && commit_rows(l, "/b/13", "e", 0, 30, 0, &res) == 0 && res.added == 30 &&
+           index_is(dir, 185, 225), "  forced: then the 30 counted once, 30 more written into the index");
+        struct checkpoint cp;
+        ok(ledger_get_checkpoint(l, "/b/13", &cp) == 0 && cp.offset == 30, "  and the checkpoints are there");
         ro = ledger_close(ro);
         l = ledger_close(l);
+        ok(ledger_open(dir, LEDGER_RDONLY, &ro) == 0 && ledger_release_memory(ro, true) == 0 &&
+           row_has(ro, "e", 29, 7), "  a read-only handle: nothing to release");
+        ro = ledger_close(ro);
         unsetenv("AGENTMETER_TEST_BACKLOG_KEYS");
 }
 
