@@ -197,11 +197,14 @@ deps-fuzz:
 
 # All tests: unit + system under the normal build, then again under ASan/UBSan,
 # the read pool's threads under ThreadSanitizer, then the real systemd --user tests. TAP through prove; CI reads its summary.
+# The three builds compile on every core (CHECK_JOBS; `make check` alone
+# would compile one file at a time: 4.5 of the suite's minutes on 2 cores).
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	$(MAKE) --no-print-directory all
-	$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) all
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" all
-	$(MAKE) --no-print-directory BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" \
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" \
 	    build-tsan/tests/test-read-pool
 	tests/run-all.sh $(BUILD) build-asan
 
