@@ -45,8 +45,16 @@ export AM_SRCDIR=$PWD
 jobs=${AM_PROVE_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 2 ] && jobs=2
 log=$(mktemp)
-prove --exec '' --timer -j"$jobs" "${list[@]}" 2>&1 | tee "$log"
+AM_TEST_LOGS=$(mktemp -d); export AM_TEST_LOGS
+prove --exec "$PWD/tests/lib/keep-output.sh" --timer -j"$jobs" "${list[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+# what each failed program said: its "not ok" lines and diagnostics (prove
+# shows only their numbers)
+sed -n 's/^\([^ ]*\) *(Wstat.*/\1/p' "$log" | while read -r t; do
+	echo "---- $t: its failures and diagnostics (the last 60)"
+	grep -E '^not ok|^#' "$AM_TEST_LOGS/$(printf '%s' "$t" | tr '/' '_').log" 2>/dev/null | tail -n 60
+done
+rm -rf "$AM_TEST_LOGS"
 # A plain closing line for CI, counting test programs.
 total=${#list[@]}
 failed=$(grep -cE '^[^ ]+ \.+.*(Failed|Dubious|No plan)|^[^ ]+ \(Wstat' "$log")

@@ -28,7 +28,7 @@ start_d() {
 	as_cmd "$n"
 	"${AS[@]}" "$D" --log-target=console >>"$T/$n.log" 2>&1 & # $!: the daemon (setpriv and env exec)
 	DPIDS[$n]=$!
-	for i in $(seq 200); do
+	for i in $(seq 600); do # up to 30 s: a loaded VM running two test programs at once
 		[ -S "$T/$n/run/agentmeterd/control.sock" ] && ctl "$n" version >/dev/null 2>&1 && return 0
 		kill -0 "${DPIDS[$n]}" 2>/dev/null || break
 		sleep 0.05

@@ -74,7 +74,7 @@ while time.time() < end:
     except OSError: pass
 ' "$T/hang/.s.PGSQL.5432" &
 HANG=$!
-wait_until 5 test -S "$T/hang/.s.PGSQL.5432"
+wait_until 30 test -S "$T/hang/.s.PGSQL.5432"
 [ -n "${AS_USER:-}" ] && chown -R "$AS_USER:" "$T/hang"
 chmod 777 "$T/hang/.s.PGSQL.5432"
 conf "url = host=$T/hang dbname=team" "machine = gamma" "connect_timeout = 1"
