@@ -6,7 +6,10 @@ set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
 asan=${2:-build-asan}
+# the real systemd --user tests first: the longest program (~70 s) starts
+# beside the others instead of running alone at the end of the -j2 run
 list=()
+[ -x tests/systemd/run.t ] && list+=(tests/systemd/run.t)
 for b in "$build" "$asan"; do
 	[ -d "$b" ] || continue
 	mkdir -p "$b/system"
@@ -25,7 +28,6 @@ for b in "$build" "$asan"; do
 done
 # the read pool's workers and their writer under ThreadSanitizer
 [ -x build-tsan/tests/test-read-pool ] && list+=(build-tsan/tests/test-read-pool)
-[ -x tests/systemd/run.t ] && list+=(tests/systemd/run.t)
 # a test program that cannot be executed (a new .t committed without its
 # x bit) is one failure, said by name, not the end of the whole run
 unexec=0 runnable=()
