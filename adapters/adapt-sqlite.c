@@ -339,6 +339,17 @@ bool adapt_db_empty(struct adapt_db *d)
         return empty;
 }
 
+bool adapt_sql_key(sqlite3_stmt *st, int col, char *buf, size_t cap)
+{
+        const unsigned char *text = sqlite3_column_text(st, col);
+        size_t n = text ? (size_t)sqlite3_column_bytes(st, col) : 0;
+
+        if (!text || n == 0 || n >= cap)
+                return false;
+        memcpy(buf, text, n + 1);
+        return true;
+}
+
 enum adapt_sql_num adapt_sql_count(sqlite3_stmt *st, int col, uint64_t *ret)
 {
         *ret = 0;

@@ -53,6 +53,10 @@ enum adapt_sql_num adapt_sql_count(struct sqlite3_stmt *st, int col, uint64_t *r
 /* An amount in USD: a finite INTEGER or REAL from 0 to ADAPT_USD_MAX. */
 enum adapt_sql_num adapt_sql_usd(struct sqlite3_stmt *st, int col, double *ret);
 
+/* A row's key (a session id): the text of column col copied whole into
+ * buf, NUL-terminated; false when it is NULL, empty or does not fit. */
+bool adapt_sql_key(struct sqlite3_stmt *st, int col, char *buf, size_t cap);
+
 /* A digest of columns cols[0..n) of the current row as written (storage
  * class and bytes): the same values give the same digest. */
 uint32_t adapt_sql_digest(struct sqlite3_stmt *st, const int *cols, int n);

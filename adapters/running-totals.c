@@ -282,6 +282,24 @@ int tot_update_known(struct tot_state *st, char space, const char *session, bool
         return TOT_STEP;
 }
 
+int tot_measure(struct tot_state *st, char space, const char *session, bool begun_before, bool refused,
+                uint32_t bad, uint64_t io_cur[TOT_N], uint32_t unreported, uint64_t ret_delta[TOT_N],
+                uint64_t ret_prev[TOT_N], uint64_t *io_malformed)
+{
+        int r;
+
+        if (refused) {
+                if ((r = tot_refuse(st, space, session, begun_before, bad)) < 0)
+                        return r;
+                *io_malformed += (uint64_t)r;
+                return TOT_SAME;
+        }
+        r = tot_update_known(st, space, session, begun_before, io_cur, unreported, ret_delta, ret_prev);
+        if (r == TOT_RESET)
+                st->resets++;
+        return r;
+}
+
 int tot_refuse(struct tot_state *st, char space, const char *session, bool begun_before, uint32_t bad)
 {
         uint8_t key[SRC_STATE_KEY_MAX];

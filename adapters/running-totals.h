@@ -95,6 +95,13 @@ int tot_update_known(struct tot_state *st, char space, const char *session, bool
  * refuse the same (count it malformed once), 0 when it did, negative errno
  * when the store fails. */
 int tot_refuse(struct tot_state *st, char space, const char *session, bool begun_before, uint32_t bad);
+/* One session's row as read, either way: refused (tot_refuse with bad;
+ * counted in *io_malformed once; TOT_SAME: nothing to emit) or measured
+ * (tot_update_known; a TOT_RESET counted in st->resets). The change, or
+ * negative errno when the store fails. */
+int tot_measure(struct tot_state *st, char space, const char *session, bool begun_before, bool refused,
+                uint32_t bad, uint64_t io_cur[TOT_N], uint32_t unreported, uint64_t ret_delta[TOT_N],
+                uint64_t ret_prev[TOT_N], uint64_t *io_malformed);
 
 /* After a read: the sessions not stored changed since the last read when
  * their digest differs from the one kept (one unmetered change: which

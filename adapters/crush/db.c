@@ -268,18 +268,17 @@ static int read_sessions(struct store_pass *rd, struct cr_state *st, struct row_
                 bool bad = (adapt_sql_count(q, C_PROMPT, &prompt) == ADAPT_NUM_BAD) |
                            (adapt_sql_count(q, C_COMPLETION, &completion) == ADAPT_NUM_BAD) |
                            (adapt_sql_usd(q, C_COST, &usd) == ADAPT_NUM_BAD);
-                const unsigned char *id = sqlite3_column_text(q, C_ID), *parent = sqlite3_column_text(q, C_PARENT);
+                const unsigned char *parent = sqlite3_column_text(q, C_PARENT);
                 int64_t updated = sqlite3_column_int64(q, C_UPDATED), created = sqlite3_column_int64(q, C_CREATED);
                 char session[ROW_SESSION_MAX];
                 struct usage_row *row;
                 struct keyhash h;
                 struct row_key refused;
 
-                if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
+                if (!adapt_sql_key(q, C_ID, session, sizeof(session))) {
                         (*io_malformed)++;
                         continue;
                 }
-                memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
                 if (updated > wm)
                         wm = updated;
                 if (bad) {

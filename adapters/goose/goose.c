@@ -137,7 +137,6 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
         int rc, r;
 
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-                const unsigned char *id = sqlite3_column_text(q, C_ID);
                 uint64_t cur[TOT_N] = { 0 }, d[TOT_N], prev[TOT_N];
                 enum adapt_sql_num in, o;
                 uint32_t unreported;
@@ -147,36 +146,28 @@ static int read_sessions(const struct source_ctx *ctx, sqlite3_stmt *q, struct t
                 struct usage_row *row;
                 int c;
 
-                if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
+                if (!adapt_sql_key(q, C_ID, session, sizeof(session))) {
                         (*io_malformed)++;
                         continue;
                 }
-                memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
                 if (started > max_started)
                         max_started = started;
                 before = st->seeded && started <= seen;
                 in = adapt_sql_count(q, C_IN, &cur[TOT_INPUT]);
                 o = adapt_sql_count(q, C_OUT, &cur[TOT_OUTPUT]);
-                if (in == ADAPT_NUM_BAD || o == ADAPT_NUM_BAD) {
-                        /* text, negative, past the bound: refused, its last
-                         * snapshot stands, counted malformed once */
-                        static const int sums[] = { C_IN, C_OUT };
-                        r = tot_refuse(st, 's', session, before, adapt_sql_digest(q, sums, 2));
-                        if (r < 0)
-                                return r;
-                        *io_malformed += (uint64_t)r;
-                        continue;
-                }
+                /* text, negative, past the bound: refused, its last snapshot
+                 * stands, counted malformed once */
+                static const int sums[] = { C_IN, C_OUT };
+                bool refused = in == ADAPT_NUM_BAD || o == ADAPT_NUM_BAD;
                 /* NULL: nothing reported yet (a session before its first
                  * call), or kept as it was */
                 unreported = (in == ADAPT_NUM_NULL ? 1u << TOT_INPUT : 0) | (o == ADAPT_NUM_NULL ? 1u << TOT_OUTPUT : 0);
-                c = tot_update_known(st, 's', session, before, cur, unreported, d, prev);
+                c = tot_measure(st, 's', session, before, refused, refused ? adapt_sql_digest(q, sums, 2) : 0, cur,
+                                unreported, d, prev, io_malformed);
                 if (c < 0)
                         return c;
                 if (c == TOT_SAME || c == TOT_UNHELD)
                         continue;
-                if (c == TOT_RESET)
-                        st->resets++;
                 if (d[TOT_INPUT] + d[TOT_OUTPUT] == 0)
                         continue;
                 if ((r = tot_push_step(out, GOOSE_KEY_STEP, session, prev, cur, c == TOT_RESET, &row)) < 0)

@@ -322,7 +322,6 @@ static int read_aux(struct store_pass *rd, struct tot_state *st, int64_t seen, i
         int rc, r;
 
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-                const unsigned char *sid = sqlite3_column_text(q, A_SESSION);
                 uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
                 int64_t first = secs_ms(q, A_FIRST), last = secs_ms(q, A_LAST);
                 char session[ROW_SESSION_MAX], task[48], id[96];
@@ -330,31 +329,23 @@ static int read_aux(struct store_pass *rd, struct tot_state *st, int64_t seen, i
                 struct usage_row *row;
                 bool before;
 
-                if (!sid || !sid[0] || (size_t)sqlite3_column_bytes(q, A_SESSION) >= sizeof(session)) {
+                if (!adapt_sql_key(q, A_SESSION, session, sizeof(session))) {
                         (*io_malformed)++;
                         continue;
                 }
-                memcpy(session, sid, (size_t)sqlite3_column_bytes(q, A_SESSION) + 1);
                 col_text(q, A_TASK, task, sizeof(task));
                 aux_id(q, session, task, id, sizeof(id));
                 if (first > *io_max_started)
                         *io_max_started = first;
                 before = st->seeded && first > 0 && first <= seen;
-                if (row_counters(q, aux_counters, A_ACT, A_EST, cur, &unreported, &bad) < 0) {
-                        /* refused: its last snapshot stands, counted malformed once */
-                        r = tot_refuse(st, HERMES_SPACE_AUX, id, before, bad);
-                        if (r < 0)
-                                return r;
-                        *io_malformed += (uint64_t)r;
-                        continue;
-                }
-                int c = tot_update_known(st, HERMES_SPACE_AUX, id, before, cur, unreported, d, prev);
+                /* refused: its last snapshot stands, counted malformed once */
+                bool refused = row_counters(q, aux_counters, A_ACT, A_EST, cur, &unreported, &bad) < 0;
+                int c = tot_measure(st, HERMES_SPACE_AUX, id, before, refused, bad, cur, unreported, d, prev,
+                                    io_malformed);
                 if (c < 0)
                         return c;
                 if (c == TOT_SAME || c == TOT_UNHELD)
                         continue;
-                if (c == TOT_RESET)
-                        st->resets++;
                 if (d[TOT_INPUT] + d[TOT_OUTPUT] + d[TOT_CACHE_READ] + d[TOT_CACHE_WRITE] == 0 && d[TOT_COST_NANO] == 0)
                         continue;
                 if ((r = tot_push_step(out, HERMES_KEY_AUX, id, prev, cur, c == TOT_RESET, &row)) < 0)
@@ -390,36 +381,27 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
 
         while ((rc = sqlite3_step(rd->q_sessions)) == SQLITE_ROW) {
                 sqlite3_stmt *q = rd->q_sessions;
-                const unsigned char *id = sqlite3_column_text(q, C_ID);
                 uint64_t cur[TOT_N], d[TOT_N], prev[TOT_N];
                 int64_t started = secs_ms(q, C_STARTED);
                 char session[ROW_SESSION_MAX];
                 uint32_t unreported = 0, bad = 0;
                 bool before;
 
-                if (!id || !id[0] || (size_t)sqlite3_column_bytes(q, C_ID) >= sizeof(session)) {
+                if (!adapt_sql_key(q, C_ID, session, sizeof(session))) {
                         (*io_malformed)++;
                         continue;
                 }
-                memcpy(session, id, (size_t)sqlite3_column_bytes(q, C_ID) + 1);
                 if (started > max_started)
                         max_started = started;
                 before = st->seeded && started <= seen;
-                if (row_counters(q, session_counters, C_ACT, C_EST, cur, &unreported, &bad) < 0) {
-                        /* refused: its last snapshot stands, counted malformed once */
-                        r = tot_refuse(st, HERMES_SPACE_SESSION, session, before, bad);
-                        if (r < 0)
-                                return r;
-                        *io_malformed += (uint64_t)r;
-                        continue;
-                }
-                int c = tot_update_known(st, HERMES_SPACE_SESSION, session, before, cur, unreported, d, prev);
+                /* refused: its last snapshot stands, counted malformed once */
+                bool refused = row_counters(q, session_counters, C_ACT, C_EST, cur, &unreported, &bad) < 0;
+                int c = tot_measure(st, HERMES_SPACE_SESSION, session, before, refused, bad, cur, unreported, d,
+                                    prev, io_malformed);
                 if (c < 0)
                         return c;
                 if (c == TOT_SAME || c == TOT_UNHELD)
                         continue;
-                if (c == TOT_RESET)
-                        st->resets++;
                 r = emit(rd, q, session, c, st->seeded, prev, cur, d, out);
                 if (r < 0)
                         return r;
