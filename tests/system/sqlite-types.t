@@ -44,7 +44,7 @@ alive() { kill -0 "$DPID" 2>/dev/null && "$C" version >/dev/null 2>&1; }
 # harness's rows add up to WANT (the beacon's token in it says the daemon
 # read this version)
 write() {
-	sqlite3 "$1" "BEGIN; $2; COMMIT;" || { ok 1 "$5: the write"; return; }
+	sqlite3 -cmd ".timeout 10000" "$1" "BEGIN; $2; COMMIT;" || { ok 1 "$5: the write"; return; }
 	if wait_until 20 got_is "$3" "$4"; then ok 0 "$5"; else ok 1 "$5"; diag "got $(got "$3"), expected $4"; fi
 }
 
