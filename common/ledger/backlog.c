@@ -8,13 +8,23 @@
  * a random leaf of rowkeys per row: a scan's every group commit rewrote most
  * of the index (half the bytes a dense scan wrote) and every live append a
  * path of it. Now a commit writes rows and their index entries arrive in
- * bulk. The watermark moves in the txn that writes the entries, so a crash
- * leaves rows either indexed or in the backlog, which the next handle reads
- * back from the rows: nothing is lost, nothing counted twice.
+ * bulk.
+ *
+ * The bulk write comes after the rows' commit, in pieces: the sorted keys
+ * cut into key ranges, each written in its own txn, so a txn makes dirty
+ * (LMDB mallocs each such page, and keeps them for its next txns) about
+ * BACKLOG_PIECE_LEAVES leaves of the index, not every leaf of it (16 MB at
+ * 10 GB of history). The watermark moves in the last piece's txn. A crash
+ * before it leaves the rows in the backlog, which the next handle reads back
+ * from the rows; the keys the first pieces wrote are then in rowkeys and in
+ * the backlog at once, under the same row id, and count as written when
+ * they are met again: nothing is lost, nothing counted twice.
  *
  * A handle's backlog is checked against the txn's snapshot (watermark, last
  * row id) once per txn id and read again when another handle moved them. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "binio.h"
@@ -22,6 +32,7 @@
 #include "testhook.h"
 
 #define BACKLOG_FLUSH_KEYS 65536 /* about 3 MB of keys, hash slots and order */
+#define BACKLOG_PIECE_LEAVES 256 /* index leaves a piece's key range spans: ~1 MB dirty */
 
 static const MDB_val through_key = {.mv_size = 15, .mv_data = (void *)"rowkeys_through"};
 
@@ -162,22 +173,117 @@ bool backlog_find(struct ledger *l, const struct row_key *key, uint64_t *ret_id)
         return l->backlog.loaded && newkeys_find(&l->newkeys, key, ret_id);
 }
 
-int backlog_flush(struct ledger *l, MDB_txn *txn)
+bool backlog_flush_due(const struct ledger *l)
+{
+        const struct backlog *b = &l->backlog;
+
+        return b->loaded && !b->dirty && l->newkeys.n &&
+               l->newkeys.n >= test_hook_number("AGENTMETER_TEST_BACKLOG_KEYS", 1, SIZE_MAX, BACKLOG_FLUSH_KEYS);
+}
+
+/* Keys per piece: the index's leaves cut into ranges of about
+ * BACKLOG_PIECE_LEAVES, the sorted keys cut as many times (they are hashes:
+ * spread evenly over the key space). */
+static size_t piece_keys(struct ledger *l, MDB_txn *txn, size_t n)
+{
+        MDB_stat ms;
+        size_t pieces = 1;
+
+        if (mdb_stat(txn, l->dbi[DB_ROWKEYS], &ms) == 0)
+                pieces = ms.ms_leaf_pages / BACKLOG_PIECE_LEAVES + 1;
+        size_t per = (n + pieces - 1) / pieces;
+        return test_hook_number("AGENTMETER_TEST_BACKLOG_PIECE_KEYS", 1, SIZE_MAX, per);
+}
+
+/* keys [from, to) of the sorted backlog into rowkeys. A key already there
+ * under the same row id was written by a piece before a crash: written. One
+ * under another id (two rows of one content key: never made by a handle,
+ * whose lookups see every key of its snapshot) stays as it is, counted. */
+static int write_piece(struct ledger *l, MDB_txn *txn, const uint32_t *order, size_t from, size_t to,
+                       size_t *conflicts)
+{
+        const struct newkeys *nk = &l->newkeys;
+        uint8_t ib[8];
+        MDB_cursor *c = NULL;
+        int rc = mdb_cursor_open(txn, l->dbi[DB_ROWKEYS], &c);
+
+        for (size_t i = from; i < to && rc == 0; i++) {
+                const struct newkey *e = &nk->v[order ? order[i] : i];
+                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)e->key.b},
+                        v = {.mv_size = sizeof(ib), .mv_data = ib};
+                be64_put(ib, e->id);
+                rc = mdb_cursor_put(c, &k, &v, MDB_NOOVERWRITE);
+                if (rc == MDB_KEYEXIST) { /* v is the stored value now */
+                        rc = 0;
+                        if (v.mv_size != sizeof(ib) || be64_get(v.mv_data) != e->id)
+                                (*conflicts)++;
+                }
+        }
+        if (c)
+                mdb_cursor_close(c);
+        return ledger_fail(l, rc);
+}
+
+int backlog_flush(struct ledger *l)
 {
         struct backlog *b = &l->backlog;
-        int r;
+        struct newkeys *nk = &l->newkeys;
+        size_t kill_at = test_hook_number("AGENTMETER_TEST_BACKLOG_PIECE_KILL", 1, SIZE_MAX, SIZE_MAX);
+        size_t n = nk->n, per = 0, done = 0, pieces = 0, conflicts = 0;
 
-        if (!b->loaded || b->txn_id != mdb_txn_id(txn) || !l->newkeys.n ||
-            l->newkeys.n < test_hook_number("AGENTMETER_TEST_BACKLOG_KEYS", 1, SIZE_MAX, BACKLOG_FLUSH_KEYS))
+        if (!backlog_flush_due(l))
                 return 0;
-        r = ledger_fail(l, newkeys_write(&l->newkeys, txn, l->dbi[DB_ROWKEYS]));
-        if (r == 0)
-                r = put_watermark(l, txn, b->last);
-        if (r < 0)
-                return r;
-        b->dirty = true;
-        b->flushed = true;
-        return 0;
+        /* out of memory for the order: inserted as they came (slower, the same) */
+        const uint32_t *order = newkeys_sort(nk) == 0 ? nk->order : NULL;
+        while (done < n) {
+                MDB_txn *txn;
+                uint64_t through, last;
+                int r, rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+
+                if (rc)
+                        return ledger_errno(rc);
+                l->map_full = false;
+                if ((r = rows_last_id(l, txn, &last)) < 0 || (r = watermark(l, txn, last, &through)) < 0) {
+                        mdb_txn_abort(txn);
+                        return r;
+                }
+                if (through != b->through) {
+                        /* another handle wrote the index meanwhile: read back */
+                        mdb_txn_abort(txn);
+                        b->loaded = false;
+                        newkeys_clear(nk);
+                        return 0;
+                }
+                if (!per)
+                        per = piece_keys(l, txn, n);
+                size_t to = n - done > per ? done + per : n;
+                r = write_piece(l, txn, order, done, to, &conflicts);
+                if (r == 0 && to == n)
+                        r = put_watermark(l, txn, b->last);
+                if (r < 0)
+                        mdb_txn_abort(txn);
+                else
+                        r = ledger_fail(l, mdb_txn_commit(txn));
+                if (r < 0) {
+                        /* the keys stay; the rest is tried at the next commit */
+                        if (!l->map_full || (r = ledger_grow_map(l)) < 0)
+                                return r;
+                        continue; /* the same piece in a larger map */
+                }
+                done = to;
+                if (++pieces == kill_at)
+                        raise(SIGKILL);
+        }
+        newkeys_clear(nk);
+        b->through = b->last;
+        l->release_due = true;
+        if (conflicts) {
+                snprintf(l->error, sizeof(l->error),
+                         "ledger %s: %zu content keys indexed under another row (kept as they were)", l->path,
+                         conflicts);
+                return -EBADMSG;
+        }
+        return pieces < INT_MAX ? (int)pieces : INT_MAX;
 }
 
 void backlog_txn_end(struct ledger *l, bool committed)
@@ -189,10 +295,6 @@ void backlog_txn_end(struct ledger *l, bool committed)
         if (!committed) { /* read back from the rows at the next txn */
                 b->loaded = false;
                 newkeys_clear(&l->newkeys);
-        } else if (b->flushed) {
-                newkeys_clear(&l->newkeys);
-                b->through = b->last;
-                l->release_due = true;
         }
-        b->dirty = b->flushed = false;
+        b->dirty = false;
 }

@@ -28,8 +28,7 @@ struct backlog {
         uint64_t through, last;
         uint64_t txn_id; /* the txn (by id: a snapshot) they were checked against */
         bool loaded;
-        bool dirty;   /* the open write txn added keys or wrote them out */
-        bool flushed; /* ... wrote them into rowkeys */
+        bool dirty;   /* the open write txn added keys */
 };
 
 struct ledger {
@@ -63,8 +62,8 @@ struct ledger {
         struct backlog backlog; /* which rows newkeys holds (ledger/backlog.c) */
         bool filter_off;        /* too many keys for the filter: a lookup per row */
         bool have_srcstate;     /* dbi[DB_SRCSTATE] is open */
-        bool release_due;       /* a committed txn flushed the backlog: LMDB's pool of
-                                 * dirty pages is large (ledger_release_memory) */
+        bool release_due;       /* the backlog was written into rowkeys: LMDB's pool of
+                                 * dirty pages is larger (ledger_release_memory) */
 };
 
 /* ---- source states (ledger/srcstate.c) ------------------------------------ */
@@ -90,11 +89,17 @@ int rows_last_id(struct ledger *l, MDB_txn *txn, uint64_t *ret_last);
 int backlog_add(struct ledger *l, const struct row_key *key, uint64_t id);
 /* A backlog row's id by its key. */
 bool backlog_find(struct ledger *l, const struct row_key *key, uint64_t *ret_id);
-/* Before a write txn's commit: the backlog into rowkeys and the watermark
- * moved, when it is large. */
-int backlog_flush(struct ledger *l, MDB_txn *txn);
 /* After a write txn: committed, or aborted (its keys forgotten). */
 void backlog_txn_end(struct ledger *l, bool committed);
+/* Whether the backlog is large enough to go into rowkeys (backlog_flush). */
+bool backlog_flush_due(const struct ledger *l);
+/* After a commit, when due: the backlog into rowkeys in key-range pieces,
+ * each its own write txn, the watermark moved by the last. The number of
+ * pieces (0: not due, or another handle had written them), or negative
+ * errno: the keys not written stay and go at the next commit's flush;
+ * -EBADMSG (l->error says it): all written but some key was in rowkeys
+ * under another row. */
+int backlog_flush(struct ledger *l);
 
 /* ---- test hooks (testhook.h) ---------------------------------------------- */
 
@@ -105,7 +110,10 @@ void backlog_txn_end(struct ledger *l, bool committed);
  * the k-th of them has committed, counting the last one that writes the
  * schema version;
  * AGENTMETER_TEST_KEYFILTER_MAX=<n>: the key filter's largest size;
- * AGENTMETER_TEST_BACKLOG_KEYS=<n>: the index's backlog written at n keys.
+ * AGENTMETER_TEST_BACKLOG_KEYS=<n>: the index's backlog written at n keys;
+ * AGENTMETER_TEST_BACKLOG_PIECE_KEYS=<n>: n keys in each piece of it;
+ * AGENTMETER_TEST_BACKLOG_PIECE_KILL=<k>: SIGKILL right after its k-th
+ * piece's commit.
  * Each a positive number, else the built-in size (read with
  * test_hook_number(name, 1, SIZE_MAX, size) where it is used). */
 

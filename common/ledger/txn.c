@@ -4,8 +4,8 @@
  * each B-tree page once per group, not once per source). Everything else in
  * the ledger builds on these; they call nothing of it but the index's
  * backlog (ledger/backlog.c, which builds only on LMDB, the keys in memory,
- * the error mapping and the test hooks): it goes into rowkeys just before a
- * commit when it is large, and is told how each write txn ended, here. */
+ * the error mapping and the test hooks): it is told how each write txn
+ * ended, and goes into rowkeys after a commit when it is large, here. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,19 +18,15 @@ void ledger_filter_off(struct ledger *l)
         l->filter_off = true;
 }
 
-/* The index's backlog into rowkeys when large, before txn's commit */
-static int backlog_before_commit(struct ledger *l, MDB_txn *txn)
+/* After a commit: the index's backlog into rowkeys when large, in its own
+ * txns. The commit stands whatever happens here: keys not written stay in
+ * the backlog for the next commit's try. A key found indexed under another
+ * row means a writer beside this handle whose keys the filter missed: the
+ * filter is off from then on (a lookup per row). */
+static void backlog_after_commit(struct ledger *l)
 {
-        int r = backlog_flush(l, txn);
-
-        if (r == -EEXIST) {
-                /* each was looked up first: only a key the filter missed (a
-                 * writer besides this handle) gets here. The txn is dropped;
-                 * without the filter its sources are read again right */
+        if (backlog_flush(l) == -EBADMSG)
                 ledger_filter_off(l);
-                return -EBADMSG;
-        }
-        return r;
 }
 
 int ledger_read_begin(struct ledger *l, MDB_txn **ret_txn)
@@ -87,16 +83,13 @@ int ledger_write(struct ledger *l, int (*fn)(struct ledger *, MDB_txn *, void *)
                         return ledger_errno(rc);
                 write_txn_started(l);
                 r = fn(l, txn, ctx);
-                if (r >= 0) {
-                        int f = backlog_before_commit(l, txn);
-                        if (f < 0)
-                                r = f;
-                }
                 if (r < 0)
                         mdb_txn_abort(txn);
                 else if ((rc = mdb_txn_commit(txn)) != 0) /* frees txn either way */
                         r = ledger_fail(l, rc);
                 backlog_txn_end(l, r >= 0);
+                if (r >= 0)
+                        backlog_after_commit(l);
                 if (r >= 0 || !l->map_full)
                         return r;
                 r = ledger_grow_map(l);
@@ -149,12 +142,10 @@ int ledger_group_end(struct ledger *l)
         l->group = NULL;
         if (txn) {
                 l->map_full = false;
-                r = backlog_before_commit(l, txn);
-                if (r < 0)
-                        mdb_txn_abort(txn);
-                else
-                        r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
+                r = ledger_fail(l, mdb_txn_commit(txn)); /* frees txn either way */
                 backlog_txn_end(l, r == 0);
+                if (r == 0)
+                        backlog_after_commit(l);
         }
         if (r == 0 && l->group_err < 0)
                 r = l->group_err;

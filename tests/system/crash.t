@@ -5,7 +5,9 @@
 # the daemon is reading: after it committed rows of its own and before it
 # committed them all (asserted, so the test cannot pass by killing an idle
 # daemon). The index's backlog is written into it every 5,000 keys here
-# (64k by default), so kills land before, between and after those writes.
+# (64k by default), so kills land before, between and after those writes;
+# and one run is killed between two pieces of such a write (each piece is
+# its own txn after the rows' commit).
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 command -v mdb_stat >/dev/null || skip_all "mdb_stat (lmdb-utils) not installed"
 new_env
@@ -45,6 +47,20 @@ is "$(totals_line)" "$want" "totals exactly equal a clean ingest"
 stop_daemon
 indexed=$(mdb_stat -n -s rowkeys "$XDG_STATE_HOME/agentmeterd/ledger.mdb" | sed -n 's/^ *Entries: //p')
 ok $(( indexed > 0 && indexed <= $(events) ? 0 : 1 )) "  the index took entries, none beyond the rows ($indexed of $(events) rows indexed)"
+# killed between two pieces of the backlog's write into the index: the next
+# run reads the backlog back from the rows, finds the keys of those pieces
+# indexed already (the same rows), counts them as written, loses nothing
+rm -rf "$XDG_STATE_HOME/agentmeterd"
+AGENTMETER_TEST_BACKLOG_PIECE_KEYS=500 AGENTMETER_TEST_BACKLOG_PIECE_KILL=3 "$D" --once >/dev/null 2>&1 &
+wait $! 2>/dev/null
+is "$?" 137 "--once killed (SIGKILL) right after the third piece of its first write into the index"
+keys() { mdb_stat -n -s rowkeys "$XDG_STATE_HOME/agentmeterd/ledger.mdb" | sed -n 's/^ *Entries: //p'; }
+is "$(keys)" 1500 "  the index holds those three pieces' keys (1,500), their rows committed ($(events))"
+"$D" --once >/dev/null 2>&1
+ok $? "  --once again: the rest read, the backlog written again"
+is "$(totals_line)" "$want" "  totals exactly equal a clean ingest"
+indexed=$(keys)
+ok $(( indexed > 1500 && indexed <= $(events) ? 0 : 1 )) "  the index went on, none beyond the rows ($indexed of $(events))"
 # and a clean ingest of the same corpus from scratch agrees
 unset AGENTMETER_TEST_BACKLOG_KEYS
 rm -rf "$XDG_STATE_HOME/agentmeterd"

@@ -7,12 +7,17 @@
  * backlog (ledger/backlog.c): rowkeys and its watermark move only when the
  * backlog is large, a key is found in either, by a reopened writer and by a
  * read-only handle as the writer moves on, an aborted group's keys leave
- * it. */
+ * it; its write in pieces after the rows' commit: a writer killed between
+ * two pieces loses nothing and counts nothing twice, and a key found in the
+ * index under another row is kept as it was and said. */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 
@@ -291,6 +296,101 @@ static void backlog_tests(void)
         unsetenv("AGENTMETER_TEST_BACKLOG_KEYS");
 }
 
+/* rowkeys' entry for key ns-i: set to row id set first unless set is 0 (as a
+ * damaged ledger or a writer that went unseen could leave it); true and
+ * its row id */
+static bool index_entry(const char *dir, const char *ns, unsigned i, uint64_t set, uint64_t *ret_id)
+{
+        char path[4096];
+        MDB_env *env = NULL;
+        MDB_txn *txn = NULL;
+        MDB_dbi keys;
+        struct row_key key;
+        uint8_t ib[8];
+        bool good;
+
+        key_of(&key, ns, i);
+        be64_put(ib, set);
+        MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = key.b}, v = {.mv_size = 8, .mv_data = ib};
+        snprintf(path, sizeof(path), "%s/ledger.mdb", dir);
+        good = mdb_env_create(&env) == 0 && mdb_env_set_maxdbs(env, 16) == 0 &&
+               mdb_env_open(env, path, MDB_NOSUBDIR, 0600) == 0 && mdb_txn_begin(env, NULL, 0, &txn) == 0 &&
+               mdb_dbi_open(txn, "rowkeys", 0, &keys) == 0 && (!set || mdb_put(txn, keys, &k, &v, 0) == 0) &&
+               mdb_get(txn, keys, &k, &v) == 0 && v.mv_size == 8;
+        if (good)
+                *ret_id = be64_get(v.mv_data);
+        if (good)
+                good = mdb_txn_commit(txn) == 0;
+        else if (txn)
+                mdb_txn_abort(txn);
+        mdb_env_close(env);
+        return good;
+}
+
+static void piece_tests(void)
+{
+        char dir[256];
+        struct ledger *l = NULL;
+        struct commit_result res;
+
+        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
+        setenv("AGENTMETER_TEST_BACKLOG_KEYS", "50", 1);
+        setenv("AGENTMETER_TEST_BACKLOG_PIECE_KEYS", "7", 1);
+        ok(ledger_open(dir, 0, &l) == 0, "pieces: a new ledger, the backlog written at 50 keys, 7 a piece");
+        ok(commit_rows(l, "/p/1", "a", 0, 60, 0, &res) == 0 && res.added == 60 && index_is(dir, 60, 60),
+           "  60 rows: all 60 keys in the index, the watermark at 60");
+        ok(commit_rows(l, "/p/2", "a", 60, 30, 0, &res) == 0 && res.added == 30 && index_is(dir, 60, 60),
+           "  30 more: in the backlog");
+        l = ledger_close(l);
+
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) { /* a writer killed after the third piece of its write */
+                struct ledger *w = NULL;
+                setenv("AGENTMETER_TEST_BACKLOG_PIECE_KILL", "3", 1);
+                if (ledger_open(dir, 0, &w) == 0)
+                        commit_rows(w, "/p/3", "a", 90, 30, 0, &res);
+                _exit(3); /* not killed: the test below fails */
+        }
+        int status = 0;
+        ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+           "  a writer adds 30 rows (60 in its backlog) and is killed after its write's third piece");
+        ok(index_is(dir, 60 + 21, 60), "  then: 21 of the 60 keys in the index, the watermark not moved");
+
+        ok(ledger_open(dir, 0, &l) == 0, "  the writer opened again (the backlog read back from the rows)");
+        ok(rows_in(l) == 120, "  120 rows, the killed writer's 30 too (%llu)", (unsigned long long)rows_in(l));
+        ok(commit_rows(l, "/p/4", "a", 0, 120, 0, &res) == 0 && res.dup == 120 && res.added == 0,
+           "  all 120 again: each counted once (in the index, in the backlog, or both)");
+        ok(index_is(dir, 120, 120), "  and after that commit the backlog read back (60, 21 of them indexed "
+           "already) written: 120 keys, watermark 120");
+        ok(strstr(ledger_error(l), "another row") == NULL,
+           "  the keys the killed writer had written counted as written, no error");
+        ok(commit_rows(l, "/p/5", "b", 0, 10, 0, &res) == 0 && res.added == 10 && index_is(dir, 120, 120),
+           "  10 new rows: in the backlog");
+        ok(commit_rows(l, "/p/6", "a", 0, 120, 0, &res) == 0 && res.dup == 120 &&
+           commit_rows(l, "/p/7", "b", 0, 10, 0, &res) == 0 && res.dup == 10 && rows_in(l) == 130,
+           "  and every row still counted once (130)");
+
+        /* a key of the backlog found in the index under another row */
+        uint64_t id = 0;
+        ok(commit_rows(l, "/p/8", "c", 0, 30, 0, &res) == 0 && res.added == 30 && index_is(dir, 120, 120),
+           "  30 rows more: 40 in the backlog");
+        l = ledger_close(l);
+        ok(index_entry(dir, "c", 5, 999999, &id) && id == 999999,
+           "  the index given an entry for one of them under row 999999");
+        ok(ledger_open(dir, 0, &l) == 0 &&
+           commit_rows(l, "/p/9", "d", 0, 20, 0, &res) == 0 && res.added == 20 && index_is(dir, 180, 180),
+           "  20 rows more: the backlog written all the same, the watermark at 180");
+        ok(strstr(ledger_error(l), "1 content keys indexed under another row") != NULL,
+           "  and the ledger says one key was under another row: '%s'", ledger_error(l));
+        l = ledger_close(l);
+        uint64_t indexed = 0, through = 0;
+        ok(index_entry(dir, "c", 5, 0, &id) && id == 999999 && index_state(dir, &indexed, &through) &&
+           indexed == 180, "  that entry kept as it was (row %llu), 180 entries", (unsigned long long)id);
+        unsetenv("AGENTMETER_TEST_BACKLOG_PIECE_KEYS");
+        unsetenv("AGENTMETER_TEST_BACKLOG_KEYS");
+}
+
 int main(void)
 {
         char *dir = tap_tmpdir();
@@ -359,5 +459,6 @@ int main(void)
         l = ledger_close(l);
         unsetenv("AGENTMETER_TEST_KEYFILTER_MAX");
         backlog_tests();
+        piece_tests();
         return tap_done();
 }
