@@ -221,7 +221,8 @@ static int items(struct team_source *ts, struct query *x, report_item_fn cb, voi
  * builder computes a row's day, and the server sums per day
  * (width_bucket over that sorted array). Each result row is a day's
  * buckets, first and last bucket start: the builder puts it in the same
- * day, week and month as the buckets themselves. */
+ * day, week and month as the buckets themselves. The model report needs
+ * no days: one row per harness, model (and party) for the whole range. */
 #define DAYS_MAX 40000 /* more local days than that (over a century): per bucket */
 
 /* The day after "YYYY-MM-DD" (civil arithmetic; no zone). */
@@ -320,31 +321,54 @@ static int rollup_span(struct team_source *ts, int64_t lo, int64_t hi, int64_t *
         return 0;
 }
 
+/* Whether the builder groups the report's rollups by provider and model
+ * (report/build.c, group_of): the model report and --breakdown model.
+ * Every other rollup report groups them by day (and party, and harness
+ * with --breakdown harness): asking the server for the models too would
+ * multiply the rows it sums and sends by the models (a team's year by
+ * machine: 23,360 groups instead of 5,840, most of the report's time). */
+static bool by_model(const struct report_query *q)
+{
+        return q->kind == REPORT_MODEL || q->breakdown == REPORT_BREAKDOWN_MODEL;
+}
+
 static int team_rollups_v2(struct team_source *ts, const struct report_query *q, int64_t from_ms,
                            int64_t until_ms, report_item_fn cb, void *u)
 {
         struct query x = { 0 };
         int64_t lo = ceil_bucket(from_ms), hi = ceil_bucket(until_ms), first, last;
+        const char *dims = by_model(q) ? "harness, provider, model" : "harness, '', ''";
+        const char *view = "rollup_rows";
         char *days = NULL;
         int r;
 
-        r = rollup_span(ts, lo, hi, &first, &last);
-        if (r < 0 || first > last)
-                return r;
-        days = day_starts(q->tz, first, last);
-        add(&x, "SELECT min(bucket_ms), max(bucket_ms), harness, provider, model, '', '', %s,",
-            party_col(q));
-        add(&x, ROLLUP_SUMS " FROM " S "%s", days && whole_hours(days, lo, hi) ? "rollup_hours" : "rollup_rows");
+        if (q->kind == REPORT_MODEL) {
+                /* no days: the model report sums the range whole */
+                if ((lo == INT64_MIN || lo % 3600000 == 0) && (hi == INT64_MAX || hi % 3600000 == 0))
+                        view = "rollup_hours";
+        } else {
+                r = rollup_span(ts, lo, hi, &first, &last);
+                if (r < 0 || first > last)
+                        return r;
+                days = day_starts(q->tz, first, last);
+                if (days && whole_hours(days, lo, hi))
+                        view = "rollup_hours";
+        }
+        /* grouped by the harness, the party's name and (by_model) the
+         * model; the constant columns are not grouped by */
+        add(&x, "SELECT min(bucket_ms), max(bucket_ms), %s, '', '', %s," ROLLUP_SUMS " FROM " S "%s", dims,
+            party_col(q), view);
         where_parties(&x, q);
         if (lo != INT64_MIN)
                 add(&x, " AND bucket_ms >= %" PRId64, lo);
         if (hi != INT64_MAX)
                 add(&x, " AND bucket_ms < %" PRId64, hi);
+        add(&x, " GROUP BY 3%s%s", by_model(q) ? ", 4, 5" : "", q->by != REPORT_BY_NONE ? ", 8" : "");
         if (days) {
                 x.params[x.n++] = days;
-                add(&x, " GROUP BY width_bucket(bucket_ms, $%d::bigint[]), 3, 4, 5, 8", x.n);
-        } else {
-                add(&x, " GROUP BY bucket_ms, 3, 4, 5, 8");
+                add(&x, ", width_bucket(bucket_ms, $%d::bigint[])", x.n);
+        } else if (q->kind != REPORT_MODEL) {
+                add(&x, ", bucket_ms");
         }
         r = items(ts, &x, cb, u);
         free(days);

@@ -26,6 +26,7 @@ MACHINES=${AM_BENCH_TEAM_MACHINES:-16}
 CALLS=${AM_BENCH_TEAM_CALLS:-250000}
 PUSHERS=${AM_BENCH_TEAM_PUSHERS:-12}
 RUNS=${AM_BENCH_RUNS:-5}
+BASE=${AM_BENCH_TEAM_BASELINE:-} # another agentmeterctl: its reports timed in pairs with this build's
 PART=$((CALLS / 4))
 FILES=$((PART / 100))
 [ -x "$PGBIN/initdb" ] || { echo "team-scale bench: no PostgreSQL 15 ($PGBIN)"; exit 0; }
@@ -140,23 +141,39 @@ push() { # push FIRST LAST: start those machines' daemons at once; time until al
 	PIDS=()
 }
 
-reports() { # reports LABEL: the three team reports, median of RUNS
-	local k args ts
+reports() { # reports: the three team reports, median of RUNS; with BASE, paired with that agentmeterctl
+	local k ts tb t0 t1 i
 	world 01
+	echo "   (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 	for k in "daily" "daily --by machine" "model"; do
 		# shellcheck disable=SC2086
 		"${E[@]}" "$B/agentmeterctl" report $k --team --url "$URL" --json --tz UTC >"$W/rep.json" 2>/dev/null
-		ts=()
+		if [ -n "$BASE" ]; then
+			# shellcheck disable=SC2086
+			"${E[@]}" "$BASE" report $k --team --url "$URL" --json --tz UTC >"$W/rep-base.json" 2>/dev/null
+			cmp -s "$W/rep.json" "$W/rep-base.json" || { echo "   report $k: not the baseline's output"; exit 1; }
+		fi
+		ts=(); tb=()
 		for i in $(seq "$RUNS"); do
-			local t0 t1; t0=$(date +%s%N)
+			t0=$(date +%s%N)
 			# shellcheck disable=SC2086
 			"${E[@]}" "$B/agentmeterctl" report $k --team --url "$URL" --json --tz UTC >/dev/null 2>&1
 			t1=$(date +%s%N)
 			ts+=("$(secs "$t0" "$t1")")
+			[ -n "$BASE" ] || continue
+			t0=$(date +%s%N)
+			# shellcheck disable=SC2086
+			"${E[@]}" "$BASE" report $k --team --url "$URL" --json --tz UTC >/dev/null 2>&1
+			t1=$(date +%s%N)
+			tb+=("$(secs "$t0" "$t1")")
 		done
 		printf '   %-28s median %s s (runs: %s), %s rows\n' "report $k --team" \
 			"$(printf '%s\n' "${ts[@]}" | median)" "${ts[*]}" "$(jq '.rows | length' "$W/rep.json")"
+		[ -n "$BASE" ] && printf '   %-28s median %s s (runs: %s, paired): %sx this build\n' "  baseline" \
+			"$(printf '%s\n' "${tb[@]}" | median)" "${tb[*]}" \
+			"$(python3 -c "print('%.2f' % ($(printf '%s\n' "${tb[@]}" | median) / $(printf '%s\n' "${ts[@]}" | median)))")"
 	done
+	return 0
 }
 
 check_totals() { # check_totals PARTS...: the server and the report against the generator
@@ -201,7 +218,7 @@ echo "== reports at $(pq "SELECT count(*) FROM agentmeter.usage") rows ($(pq "SE
 reports
 echo "== the same from the rows (the server read as version 1, no rollups), one run each:"
 pq "UPDATE agentmeter.schema_info SET version = 1" >/dev/null
-RUNS=1 reports
+RUNS=1 BASE= reports
 pq "UPDATE agentmeter.schema_info SET version = 2" >/dev/null
 echo "== on the server:"
 pq "SELECT '   usage: ' || pg_size_pretty(pg_total_relation_size('agentmeter.usage')) || ' with indexes, '

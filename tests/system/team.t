@@ -79,6 +79,19 @@ eb=$(ctl A report daily --team --machine beta --json | jq .totals.events)
 is "$((ea + eb))" "$(jq .totals.events <<<"$bym")" "--machine alpha + --machine beta = all ($ea + $eb)"
 is "$(ctl A report daily --team --user bob --json | jq .totals.events)" "$eb" "--user bob = beta's"
 is "$(ctl A report daily --team --machine alpha,beta --json | jq .totals.events)" "$((ea + eb))" "--machine a,b: both"
+# each party's rows of a --by report are that party's own report (the
+# server groups the rollups by party, harness and day, by model only for
+# the reports that show models)
+for m in alpha beta; do
+	is "$(jq -cS "[.rows[] | select(.machine == \"$m\") | del(.machine)]" <<<"$bym")" \
+	   "$(ctl A report daily --team --machine "$m" --json | jq -cS .rows)" "--by machine: $m's rows are its daily report"
+done
+for u in alice bob; do
+	is "$(jq -cS "[.rows[] | select(.user == \"$u\") | del(.user)]" <<<"$byu")" \
+	   "$(ctl A report model --team --user "$u" --json | jq -cS .rows)" "--by user: $u's rows are its model report"
+done
+is "$(team_rep A daily --breakdown harness)" "$(union_rep daily --breakdown harness)" "daily --breakdown harness equals"
+is "$(team_rep A weekly --breakdown model)" "$(union_rep weekly --breakdown model)" "weekly --breakdown model equals"
 check "table: the machine column" grep -q "^date  *machine" <<<"$(ctl A report daily --team --by machine)"
 check "csv: the machine column" grep -q "^date,machine," <<<"$(ctl A report daily --team --by machine --csv)"
 check "tool table with --by user" grep -q "user" <<<"$(ctl A report tool --team --by user)"
