@@ -559,6 +559,21 @@ static void test_aux(void)
         mem_state_free(&s.mem);
 }
 
+/* A store made from fixture name in the test's folder (its path in path,
+ * PATH_MAX bytes), read once as the daemon would (into b, s its source),
+ * kept open for writes: the start of the wrong-type tests. */
+static sqlite3 *watched_store(const char *name, const char *fixture, char *path, struct src *s,
+                              struct row_batch *b)
+{
+        sqlite3 *db;
+
+        xsnprintf(path, PATH_MAX, "%s/%s", tmp, name);
+        db = db_build(path, fixture, true);
+        src_init(s, path);
+        collect(s, b);
+        return db;
+}
+
 /* An auxiliary row (the compression call: input 8000, output 700, one
  * call, $0.0115) with a counter or cost of the wrong type is refused as a
  * session's row is: no row, malformed once however often it is read,
@@ -581,10 +596,7 @@ static void test_aux_types(void)
         uint64_t in = 8000;
         sqlite3 *w;
 
-        xsnprintf(path, sizeof(path), "%s/aux-types.db", tmp);
-        w = db_build(path, "hermes/schema-22.sql", true);
-        src_init(&s, path);
-        collect(&s, &b);
+        w = watched_store("aux-types.db", "hermes/schema-22.sql", path, &s, &b);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 uint64_t m0 = s.malformed, steps0;
                 int r;
@@ -721,10 +733,7 @@ static void test_types(void)
         int cents = 451;
         sqlite3 *db;
 
-        xsnprintf(path, sizeof(path), "%s/types.db", tmp);
-        db = db_build(path, "hermes/schema-20.sql", true);
-        src_init(&s, path);
-        collect(&s, &b);
+        db = watched_store("types.db", "hermes/schema-20.sql", path, &s, &b);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 bool cost = strstr(cases[i].column, "cost") != NULL;
                 uint64_t m0 = s.malformed;
