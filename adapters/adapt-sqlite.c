@@ -85,6 +85,21 @@ uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling)
         return hash64(&f, sizeof(f));
 }
 
+int adapt_db_read_stable(const char *path, uint64_t *io_fp, bool *io_settling, adapt_db_read_fn read_once,
+                         void *ctx)
+{
+        for (int attempt = 0;; attempt++) {
+                bool immutable = false;
+                int r = read_once(ctx, &immutable);
+
+                if (r < 0 || !immutable || adapt_db_fingerprint(path, NULL) == *io_fp)
+                        return r;
+                if (attempt == 2)
+                        return -EBUSY;
+                *io_fp = adapt_db_fingerprint(path, io_settling); /* a writer came meanwhile */
+        }
+}
+
 static bool read_exact(int fd, void *buf, size_t n, uint64_t off)
 {
         return pread(fd, buf, n, (off_t)off) == (ssize_t)n;

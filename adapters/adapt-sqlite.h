@@ -69,6 +69,17 @@ bool adapt_db_empty(struct adapt_db *d);
  * either was written less than ADAPT_DB_SETTLE_MS ago. */
 uint64_t adapt_db_fingerprint(const char *path, bool *ret_settling);
 
+/* One read of path, from scratch each time: read_once(ctx, ret_immutable)
+ * says whether it opened the database immutable. */
+typedef int (*adapt_db_read_fn)(void *ctx, bool *ret_immutable);
+/* read_once, until an immutable read saw the database as *io_fp says it was
+ * (a writer that came meanwhile may have changed the file under it): then
+ * *io_fp and *io_settling are taken again and it reads again, three reads
+ * at the most, then -EBUSY. Otherwise its result. read_once resets what an
+ * earlier read of this call produced. */
+int adapt_db_read_stable(const char *path, uint64_t *io_fp, bool *io_settling, adapt_db_read_fn read_once,
+                         void *ctx);
+
 /* What the -shm's wal-index says was last published: taken before a read,
  * it tells afterwards whether a commit may have been missed. */
 struct adapt_wal_mark {

@@ -8,8 +8,10 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "adapt-sqlite.h"
 #include "binio.h"
 #include "running-totals.h"
+#include "timefmt.h"
 
 /* parse_state.priv, little-endian. Format 3:
  *   u8 3 | u8 flags | u64 fp | var at_ms | var seen_ms | var steps |
@@ -424,4 +426,61 @@ enum source_of_result tot_sqlite_source_of(const char *path, bool content_change
                 return SOURCE_OTHER;
         }
         return SOURCE_SELF;
+}
+
+/* One read for tot_collect_db (adapt_db_read_stable). */
+struct tot_attempt {
+        const struct source_ctx *ctx;
+        tot_read_fn read_db;
+        int64_t now_ms;
+        struct tot_state before, after;
+        struct row_batch *out;
+        size_t n0;
+        uint64_t malformed;
+};
+
+static int tot_read_once(void *u, bool *ret_immutable)
+{
+        struct tot_attempt *a = u;
+
+        a->after = a->before;
+        tot_begin(&a->after, a->ctx, a->now_ms);
+        a->out->n = a->n0;
+        a->malformed = 0;
+        return a->read_db(a->ctx, &a->after, a->now_ms, a->out, &a->malformed, ret_immutable);
+}
+
+int tot_collect_db(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
+                   struct row_batch *out, uint64_t *io_malformed, tot_read_fn read_db)
+{
+        struct tot_attempt a = { .ctx = ctx, .read_db = read_db, .before = tot_state_get(ps), .out = out,
+                                 .n0 = out->n };
+        struct tot_state *st = &a.after;
+        bool settling = false;
+        uint64_t fp = adapt_db_fingerprint(ctx->path, &settling);
+        struct adapt_wal_mark mark;
+        int r;
+
+        a.now_ms = timefmt_now_ms();
+        if (*io_watermark == 0) /* every read leaves it at 1 or more */
+                a.before = (struct tot_state){ 0 }; /* a new database: nothing known */
+        if (!settling && a.before.valid && a.before.done && a.before.fp == fp && a.now_ms >= a.before.at_ms &&
+            a.now_ms - a.before.at_ms < TOT_RECHECK_MS)
+                return COLLECT_DONE;
+        adapt_db_wal_mark(ctx->path, &mark);
+        r = adapt_db_read_stable(ctx->path, &fp, &settling, tot_read_once, &a);
+        if (r < 0) {
+                out->n = a.n0;
+                return r;
+        }
+        st->valid = true;
+        st->done = !settling;
+        st->fp = fp;
+        st->at_ms = a.now_ms;
+        tot_state_put(ps, st);
+        *io_watermark = st->steps ? st->steps : 1; /* "read": the daemon shows it as the position */
+        *io_malformed += a.malformed;
+        if (settling && adapt_db_commit_pending(ctx->path, &mark))
+                return COLLECT_PUBLISHING;
+        return settling ? COLLECT_SETTLING : COLLECT_DONE;
 }

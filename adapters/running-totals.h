@@ -131,3 +131,18 @@ uint64_t tot_usd_nano(double usd);
 /* SQLite sidecars: a write to db-wal or db-journal is a change of the
  * database; our own read-only opens touch -shm (adapter.source_of). */
 enum source_of_result tot_sqlite_source_of(const char *path, bool content_changed, char *ret_source, size_t cap);
+
+/* A database source read whole at each change: a read begun in a fresh
+ * copy of the totals before it (tot_begin done) and an empty out past
+ * its rows before; *ret_immutable as adapt_db_read_stable wants it. */
+typedef int (*tot_read_fn)(const struct source_ctx *ctx, struct tot_state *st, int64_t now_ms,
+                           struct row_batch *out, uint64_t *io_malformed, bool *ret_immutable);
+#define TOT_RECHECK_MS 30000 /* a database unchanged this long is read again all the same */
+/* A collect_rows (adapter.h) of such a source (Hermes, Goose): nothing
+ * read while its fingerprint is the last read's and that read is younger
+ * than TOT_RECHECK_MS; else read_db, again while a writer changes the file
+ * under it (adapt_db_read_stable). The totals are kept, the watermark is
+ * their steps (1 at the least); a COLLECT_ result or negative errno with
+ * out as it was. */
+int tot_collect_db(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
+                   struct row_batch *out, uint64_t *io_malformed, tot_read_fn read_db);

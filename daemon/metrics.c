@@ -22,6 +22,7 @@
 #include "pricing/pricing.h"
 #include "registry.h"
 #include "report/build.h"
+#include "report/cache-view.h"
 #include "timefmt.h"
 
 #define TICK_USEC 1000000ULL  /* at most one write a second */

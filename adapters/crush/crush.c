@@ -80,7 +80,7 @@ static enum classify_result crush_classify(const char *relpath, const char *name
 }
 
 /* {"event": ..., "stores": [{path, calls, leftover_sessions,
- * leftover_tokens, root_sessions, cost_usd}], "token_classes": why a call's
+ * leftover_tokens, root_sessions, cost_usd, sessions_refused}], "token_classes": why a call's
  * tokens are not split into cache classes, "notes": the same as text},
  * from the checkpoints alone. */
 static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
@@ -88,7 +88,7 @@ static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
         json_object *arr = json_object_new_array(), *res = json_object_new_object();
         json_object *notes = json_object_new_array();
         struct adapter_source_view v;
-        char line[PATH_MAX + 320];
+        char line[PATH_MAX + 400];
 
         json_object_array_add(notes, json_object_new_string("an event is one call seen live (its tokens), or a "
                                                             "root session's cost as Crush accumulated it (tokens —)"));
@@ -112,12 +112,15 @@ static struct json_object *crush_status(const struct adapter_status_ctx *ctx)
                 json_object_object_add(d, "leftover_tokens", json_object_new_int64((int64_t)f.leftover_tokens));
                 json_object_object_add(d, "root_sessions", json_object_new_int64((int64_t)f.roots));
                 json_object_object_add(d, "cost_usd", json_object_new_double((double)f.cost_nano / 1e9));
+                json_object_object_add(d, "sessions_refused", json_object_new_int64((int64_t)f.refused));
                 json_object_array_add(arr, d);
                 snprintf(line, sizeof(line),
                          "%s: %llu calls seen live; %llu root sessions, cost $%.6f as Crush wrote it; first scan: "
-                         "the last call of %llu sessions (%llu tokens) kept apart, not their totals",
+                         "the last call of %llu sessions (%llu tokens) kept apart, not their totals; "
+                         "%llu sessions refused (a count or cost not a number in range)",
                          path, (unsigned long long)f.calls, (unsigned long long)f.roots, (double)f.cost_nano / 1e9,
-                         (unsigned long long)f.leftovers, (unsigned long long)f.leftover_tokens);
+                         (unsigned long long)f.leftovers, (unsigned long long)f.leftover_tokens,
+                         (unsigned long long)f.refused);
                 json_object_array_add(notes, json_object_new_string(line));
         }
         json_object_object_add(res, "event",

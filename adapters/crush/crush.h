@@ -39,6 +39,9 @@ struct crush_figures {
         uint64_t leftover_tokens; /* ... and that call's tokens (not the sessions' totals) */
         uint64_t roots;           /* root sessions at the last read */
         uint64_t cost_nano;       /* their cost at the last read */
+        uint64_t refused;         /* rows refused so far (a token count or cost that is
+                                   * text, negative or past its bound), each once: a
+                                   * read sees only the rows changed since the last */
 };
 /* 0 and *ret; -EINVAL when ps holds no state of this reader. */
 int crush_figures(const struct parse_state *ps, struct crush_figures *ret);

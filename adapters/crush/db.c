@@ -21,14 +21,16 @@ struct cr_state {
         int64_t at_ms;
         int64_t wm; /* the largest updated_at read, as Crush wrote it */
         uint64_t calls, leftovers, leftover_tokens, roots, cost_nano;
+        uint64_t refused; /* rows refused (a count or cost not a number in range), each once */
         uint8_t nring; /* the last calls' keys (first 4 bytes): a row read again */
         uint32_t ring[RING_MAX]; /* within the margin is no new call */
 };
 
 /* parse_state.priv: u8 CR_PRIV_FORMAT | u8 flags | u64 fp | var at_ms |
  * var wm | var calls | var leftovers | var leftover_tokens | var roots |
- * var cost_nano | u8 nring | nring x u32 */
-#define CR_PRIV_FORMAT 1
+ * var cost_nano | var refused | u8 nring | nring x u32. Format 1 (read
+ * only): the same without refused. */
+#define CR_PRIV_FORMAT 2
 #define F_DONE   0x01u
 #define F_SEEDED 0x02u
 
@@ -36,9 +38,9 @@ static struct cr_state state_get(const struct parse_state *ps)
 {
         struct br r = { ps->priv, ps->priv_len, 0, false };
         struct cr_state s = { 0 };
-        uint8_t flags;
+        uint8_t format, flags;
 
-        if (ps->priv_len == 0 || br_u8(&r) != CR_PRIV_FORMAT)
+        if (ps->priv_len == 0 || ((format = br_u8(&r)) != 1 && format != CR_PRIV_FORMAT))
                 return (struct cr_state){ 0 };
         flags = br_u8(&r);
         s.fp = br_u64(&r);
@@ -49,6 +51,8 @@ static struct cr_state state_get(const struct parse_state *ps)
         s.leftover_tokens = br_var(&r);
         s.roots = br_var(&r);
         s.cost_nano = br_var(&r);
+        if (format >= 2)
+                s.refused = br_var(&r);
         s.nring = br_u8(&r);
         if (s.nring > RING_MAX)
                 return (struct cr_state){ 0 };
@@ -76,6 +80,7 @@ static void state_put(struct parse_state *ps, const struct cr_state *s)
         bw_var(&w, s->leftover_tokens);
         bw_var(&w, s->roots);
         bw_var(&w, s->cost_nano);
+        bw_var(&w, s->refused);
         bw_u8(&w, s->nring);
         for (int i = 0; i < s->nring; i++)
                 bw_u32(&w, s->ring[i]);
@@ -90,7 +95,7 @@ int crush_figures(const struct parse_state *ps, struct crush_figures *ret)
                 return -EINVAL;
         *ret = (struct crush_figures){ .calls = s.calls, .leftovers = s.leftovers,
                                        .leftover_tokens = s.leftover_tokens, .roots = s.roots,
-                                       .cost_nano = s.cost_nano };
+                                       .cost_nano = s.cost_nano, .refused = s.refused };
         return 0;
 }
 
@@ -284,16 +289,18 @@ static int read_sessions(struct store_pass *rd, struct cr_state *st, struct row_
                 if (bad) {
                         /* a count or a cost that is text, negative or past
                          * its bound: neither a call nor a cost is taken from
-                         * the row; malformed once (a row read again within
-                         * the margin is among the last keys) */
+                         * the row; malformed and refused once (a row read
+                         * again within the margin is among the last keys) */
                         static const int vals[] = { C_PROMPT, C_COMPLETION, C_COST };
                         if ((r = keyhash_begin(&h, CRUSH_KEY_REFUSED)) < 0)
                                 return r;
                         keyhash_str(&h, session);
                         keyhash_u64(&h, adapt_sql_digest(q, vals, 3));
                         keyhash_end(&h, &refused);
-                        if (!ring_seen(st, key32(&refused)))
+                        if (!ring_seen(st, key32(&refused))) {
                                 (*io_malformed)++;
+                                st->refused++;
+                        }
                         continue;
                 }
                 cost = tot_usd_nano(usd);
@@ -355,58 +362,67 @@ static int read_sessions(struct store_pass *rd, struct cr_state *st, struct row_
         return 0;
 }
 
+/* One read of the database for crush_collect_rows (adapt_db_read_stable):
+ * from the state before it, into out after its first n0 rows. */
+struct read_attempt {
+        const struct source_ctx *ctx;
+        int64_t now_ms;
+        struct cr_state before, after;
+        struct row_batch *out;
+        size_t n0;
+        uint64_t malformed;
+};
+
+static int read_once(void *u, bool *ret_immutable)
+{
+        struct read_attempt *a = u;
+        struct store_pass rd = { .ctx = a->ctx, .now_ms = a->now_ms };
+        int r;
+
+        a->after = a->before;
+        a->out->n = a->n0;
+        a->malformed = 0;
+        r = store_pass_open(&rd);
+        *ret_immutable = rd.conn.immutable;
+        if (r == 0)
+                r = read_sessions(&rd, &a->after, a->out, &a->malformed);
+        else if (r == 1)
+                r = 0;
+        store_pass_close(&rd);
+        return r;
+}
+
 int crush_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
                        size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
 {
-        struct cr_state st0 = state_get(ps), st;
+        struct read_attempt a = { .ctx = ctx, .before = state_get(ps), .out = out, .n0 = out->n };
+        struct cr_state *st = &a.after;
         bool settling = false;
-        uint64_t fp = adapt_db_fingerprint(ctx->path, &settling), malformed = 0;
-        int64_t now = timefmt_now_ms();
-        size_t n0 = out->n;
+        uint64_t fp = adapt_db_fingerprint(ctx->path, &settling);
         struct adapt_wal_mark mark;
         int r;
 
         (void)max_rows; /* the rows changed since the last read: one pass */
+        a.now_ms = timefmt_now_ms();
         if (*io_watermark == 0) /* every read leaves it at 1 or more */
-                st0 = (struct cr_state){ 0 };
-        if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
+                a.before = (struct cr_state){ 0 };
+        if (!settling && a.before.valid && a.before.done && a.before.fp == fp && a.now_ms >= a.before.at_ms &&
+            a.now_ms - a.before.at_ms < RECHECK_MS)
                 return COLLECT_DONE;
         adapt_db_wal_mark(ctx->path, &mark);
-        for (int attempt = 0;; attempt++) {
-                struct store_pass rd = { .ctx = ctx, .now_ms = now };
-                bool immutable;
-
-                st = st0;
-                malformed = 0;
-                r = store_pass_open(&rd);
-                immutable = rd.conn.immutable;
-                if (r == 0)
-                        r = read_sessions(&rd, &st, out, &malformed);
-                else if (r == 1)
-                        r = 0;
-                store_pass_close(&rd);
-                if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
-                        out->n = n0;
-                        if (attempt < 2) {
-                                fp = adapt_db_fingerprint(ctx->path, &settling);
-                                continue;
-                        }
-                        r = -EBUSY;
-                }
-                break;
-        }
+        r = adapt_db_read_stable(ctx->path, &fp, &settling, read_once, &a);
         if (r < 0) {
-                out->n = n0;
+                out->n = a.n0;
                 return r;
         }
-        st.valid = true;
-        st.seeded = true;
-        st.done = !settling;
-        st.fp = fp;
-        st.at_ms = now;
-        state_put(ps, &st);
-        *io_watermark = st.wm > 0 ? (uint64_t)st.wm : 1;
-        *io_malformed += malformed;
+        st->valid = true;
+        st->seeded = true;
+        st->done = !settling;
+        st->fp = fp;
+        st->at_ms = a.now_ms;
+        state_put(ps, st);
+        *io_watermark = st->wm > 0 ? (uint64_t)st->wm : 1;
+        *io_malformed += a.malformed;
         if (settling && adapt_db_commit_pending(ctx->path, &mark))
                 return COLLECT_PUBLISHING;
         return settling ? COLLECT_SETTLING : COLLECT_DONE;

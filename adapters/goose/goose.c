@@ -23,7 +23,6 @@
 extern const struct adapter adapter_goose; /* defined at the end of this file */
 
 #define GOOSE_KEY_STEP "goose-step-v1" /* (session id, totals before, totals after, reset) */
-#define RECHECK_MS     30000
 
 static int goose_discover(const struct discover_env *env, struct root_list *out)
 {
@@ -236,51 +235,8 @@ static int read_db(const struct source_ctx *ctx, struct tot_state *st, int64_t n
 static int goose_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
                               size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
 {
-        struct tot_state st0 = tot_state_get(ps), st;
-        bool settling = false;
-        uint64_t fp = adapt_db_fingerprint(ctx->path, &settling), malformed = 0;
-        int64_t now = timefmt_now_ms();
-        size_t n0 = out->n;
-        struct adapt_wal_mark mark;
-        int r;
-
-        (void)max_rows;
-        if (*io_watermark == 0) /* every read leaves it at 1 or more */
-                st0 = (struct tot_state){ 0 };
-        if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
-                return COLLECT_DONE;
-        adapt_db_wal_mark(ctx->path, &mark);
-        for (int attempt = 0;; attempt++) {
-                bool immutable = false;
-
-                st = st0;
-                tot_begin(&st, ctx, now);
-                malformed = 0;
-                r = read_db(ctx, &st, now, out, &malformed, &immutable);
-                if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
-                        out->n = n0;
-                        if (attempt < 2) {
-                                fp = adapt_db_fingerprint(ctx->path, &settling);
-                                continue;
-                        }
-                        r = -EBUSY;
-                }
-                break;
-        }
-        if (r < 0) {
-                out->n = n0;
-                return r;
-        }
-        st.valid = true;
-        st.done = !settling;
-        st.fp = fp;
-        st.at_ms = now;
-        tot_state_put(ps, &st);
-        *io_watermark = st.steps ? st.steps : 1;
-        *io_malformed += malformed;
-        if (settling && adapt_db_commit_pending(ctx->path, &mark))
-                return COLLECT_PUBLISHING;
-        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+        (void)max_rows; /* one row per changed session: a pass is one call */
+        return tot_collect_db(ctx, ps, io_watermark, out, io_malformed, read_db);
 }
 
 /* {"stores": [{path, steps, resets, unmetered_changes, sessions_tracked,

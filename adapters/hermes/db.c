@@ -15,7 +15,6 @@
 #include "running-totals.h"
 #include "timefmt.h"
 
-#define RECHECK_MS 30000
 
 /* The sessions columns read, NULL where the schema lacks them. */
 enum { C_ID, C_STARTED, C_ENDED, C_MODEL, C_PROVIDER, C_CWD, C_IN, C_OUT, C_CR, C_CW, C_REASON, C_CALLS, C_EST,
@@ -420,61 +419,27 @@ static int read_sessions(struct store_pass *rd, struct tot_state *st, struct row
         return 0;
 }
 
+/* One read of the database (tot_collect_db). */
+static int read_db(const struct source_ctx *ctx, struct tot_state *st, int64_t now_ms, struct row_batch *out,
+                   uint64_t *io_malformed, bool *ret_immutable)
+{
+        struct store_pass rd = { .ctx = ctx, .now_ms = now_ms };
+        int r = store_pass_open(&rd);
+
+        *ret_immutable = rd.conn.immutable;
+        if (r == 0)
+                r = read_sessions(&rd, st, out, io_malformed);
+        else if (r == 1)
+                r = 0;
+        store_pass_close(&rd);
+        return r;
+}
+
 int hermes_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uint64_t *io_watermark,
                         size_t max_rows, struct row_batch *out, uint64_t *io_malformed)
 {
-        struct tot_state st0 = tot_state_get(ps), st;
-        bool settling = false;
-        uint64_t fp = adapt_db_fingerprint(ctx->path, &settling), malformed = 0;
-        int64_t now = timefmt_now_ms();
-        size_t n0 = out->n;
-        struct adapt_wal_mark mark;
-        int r;
-
         (void)max_rows; /* one row per changed session: a pass is one call */
-        if (*io_watermark == 0) /* every read leaves it at 1 or more */
-                st0 = (struct tot_state){ 0 }; /* a new database: nothing known */
-        if (!settling && st0.valid && st0.done && st0.fp == fp && now >= st0.at_ms && now - st0.at_ms < RECHECK_MS)
-                return COLLECT_DONE;
-        adapt_db_wal_mark(ctx->path, &mark);
-        for (int attempt = 0;; attempt++) {
-                struct store_pass rd = { .ctx = ctx, .now_ms = now };
-                bool immutable;
-
-                st = st0;
-                tot_begin(&st, ctx, now);
-                malformed = 0;
-                r = store_pass_open(&rd);
-                immutable = rd.conn.immutable;
-                if (r == 0)
-                        r = read_sessions(&rd, &st, out, &malformed);
-                else if (r == 1)
-                        r = 0;
-                store_pass_close(&rd);
-                if (r >= 0 && immutable && adapt_db_fingerprint(ctx->path, NULL) != fp) {
-                        out->n = n0; /* a writer came meanwhile: read again */
-                        if (attempt < 2) {
-                                fp = adapt_db_fingerprint(ctx->path, &settling);
-                                continue;
-                        }
-                        r = -EBUSY;
-                }
-                break;
-        }
-        if (r < 0) {
-                out->n = n0;
-                return r;
-        }
-        st.valid = true;
-        st.done = !settling;
-        st.fp = fp;
-        st.at_ms = now;
-        tot_state_put(ps, &st);
-        *io_watermark = st.steps ? st.steps : 1; /* "read": the daemon shows it as the position */
-        *io_malformed += malformed;
-        if (settling && adapt_db_commit_pending(ctx->path, &mark))
-                return COLLECT_PUBLISHING;
-        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+        return tot_collect_db(ctx, ps, io_watermark, out, io_malformed, read_db);
 }
 
 int hermes_figures(const struct parse_state *ps, struct hermes_figures *ret)

@@ -15,6 +15,7 @@
 #include "json/jsonw.h"
 #include "ledger/ledger.h"
 #include "report/blocks.h"
+#include "report/cache-view.h"
 #include "report/json.h"
 #include "row.h"
 #include "timefmt.h"

@@ -7,6 +7,7 @@
 #include "report/build.h"
 
 struct json_object;
+struct report_cache;
 struct usage_row;
 struct usage_sums;
 

@@ -27,5 +27,6 @@
 #pragma once
 
 #include "report/build.h"
+#include "report/cache-view.h"
 #include "report/json.h"
 #include "report/query.h"

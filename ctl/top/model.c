@@ -144,6 +144,9 @@ static void refresh_sources(struct top_model *m)
 int top_model_refresh(struct top_model *m)
 {
         char days[TOP_PERIODS][11];
+        /* by project: every session of each period, no limit, because a
+         * project's line is the sum of its sessions and the total the sum of
+         * all lines (a limit would drop the older sessions' cost from both) */
         const char *kind = m->group == TOP_BY_PROJECT ? "session" : "model";
 
         top_period_starts(timefmt_now_ms(), days);

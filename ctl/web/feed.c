@@ -28,21 +28,33 @@ static void put(struct json_object **slot, struct json_object *o)
         *slot = o;
 }
 
+struct json_object *web_report_request(const char *kind, const char *since, const char *breakdown,
+                                       const char *tz)
+{
+        struct json_object *req = json_object_new_object();
+
+        if (!req)
+                return NULL;
+        json_object_object_add(req, "report", json_object_new_string(kind));
+        json_object_object_add(req, "since", json_object_new_string(since));
+        if (breakdown)
+                json_object_object_add(req, "breakdown", json_object_new_string(breakdown));
+        if (tz && *tz)
+                json_object_object_add(req, "tz", json_object_new_string(tz));
+        if (strcmp(kind, "session") == 0)
+                json_object_object_add(req, "limit", json_object_new_int(WEB_TOP_READ));
+        return req;
+}
+
 static int ask(struct web_feed *f, const char *kind, const char *since, const char *breakdown,
                const char *by, struct json_object **ret)
 {
-        _cleanup_json_ struct json_object *req = json_object_new_object();
+        _cleanup_json_ struct json_object *req = web_report_request(kind, since, breakdown, f->o->tz);
         char *detail = NULL;
         int r;
 
         if (!req)
                 return -ENOMEM;
-        json_object_object_add(req, "report", json_object_new_string(kind));
-        json_object_object_add(req, "since", json_object_new_string(since));
-        if (breakdown)
-                json_object_object_add(req, "breakdown", json_object_new_string(breakdown));
-        if (f->o->tz && *f->o->tz)
-                json_object_object_add(req, "tz", json_object_new_string(f->o->tz));
         if (f->o->team) {
                 struct report_query q;
                 const char *err = NULL;

@@ -18,6 +18,10 @@ struct web_hub;
 
 #define WEB_RECENT 20
 enum { WEB_TOP_SESSION = 0, WEB_TOP_PROJECT, WEB_TOP_MODEL, WEB_TOPS };
+/* The rows of a top report the page reads; of the month's sessions it asks
+ * for the newest this many (report session's limit: a heavy user's month
+ * has thousands), and shows the costliest of them. */
+#define WEB_TOP_READ 512
 
 struct web_feed_options {
         const char *socket_path;
@@ -52,6 +56,13 @@ struct web_feed {
 
 /* Connects (a daemon not answering yet is no error: it retries) and
  * publishes the first state. -errno only for what cannot work. */
+/* The request of a report the page shows (the protocol's "report"
+ * command): kind since since (YYYY-MM-DD), breakdown and tz when not NULL
+ * or empty; a session report bounded to the newest WEB_TOP_READ. NULL: no
+ * memory. */
+struct json_object *web_report_request(const char *kind, const char *since, const char *breakdown,
+                                       const char *tz);
+
 int web_feed_start(struct web_feed *f, const struct web_feed_options *o, struct web_hub *hub);
 /* The stream's fd (-1 when none) and when web_feed_run wants to run next. */
 int web_feed_fd(const struct web_feed *f);

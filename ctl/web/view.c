@@ -84,12 +84,14 @@ static int by_cost(const void *x, const void *y)
         return a < b ? 1 : a > b ? -1 : 0;
 }
 
-/* The month's top entries of a session, project or model report. */
+/* The month's top entries of a session, project or model report (of a
+ * session report with a limit, the costliest of its rows, said so). */
 static void top_table(FILE *f, const char *title, struct json_object *rep, int k)
 {
-        struct json_object *rows = jfield(rep, "rows"), *v[TOP_ROWS * 64];
+        struct json_object *rows = jfield(rep, "rows"), *v[WEB_TOP_READ];
         size_t n = 0;
         char c[FMT_MAX], t[FMT_MAX];
+        int64_t total = jfield(rep, "rows_total") ? json_object_get_int64(jfield(rep, "rows_total")) : 0;
 
         if (!rows || !json_object_is_type(rows, json_type_array))
                 return;
@@ -127,6 +129,11 @@ static void top_table(FILE *f, const char *title, struct json_object *rep, int k
         }
         if (n == 0)
                 fputs("<tr><td colspan=\"3\" class=\"muted\">nothing this month</td></tr>", f);
+        if (k == WEB_TOP_SESSION && total > (int64_t)n) /* the request's limit: the newest only */
+                fprintf(f,
+                        "<tr><td colspan=\"3\" class=\"muted\">the costliest of the newest %zu of %lld "
+                        "sessions</td></tr>",
+                        n, (long long)total);
         fputs("</tbody></table></div></div>\n", f);
 }
 

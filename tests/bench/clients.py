@@ -8,6 +8,8 @@ session (so ingest runs meanwhile). Prints p50/p99/max in ms.
 The environment (HOME, XDG_RUNTIME_DIR ...) is passed to CTL as is."""
 import argparse, json, os, subprocess, sys, threading, time, importlib.util, random
 
+from bench_clients import percentile, run_clients
+
 ap = argparse.ArgumentParser()
 ap.add_argument("ctl")
 ap.add_argument("session")
@@ -35,9 +37,8 @@ def one(args):
 
 def summary(name, lat, bad):
     lat = sorted(lat)
-    p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
     print("   %-34s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms  (%d runs%s)" % (
-        name, p(0.5), p(0.99), lat[-1], len(lat), ", %d failed" % bad if bad else ""))
+        name, percentile(lat, 0.5), percentile(lat, 0.99), lat[-1], len(lat), ", %d failed" % bad if bad else ""))
 
 
 # report session: its default (the newest 50 sessions) and every session
@@ -78,13 +79,7 @@ def client(k):
 w = threading.Thread(target=writer)
 w.start()
 time.sleep(0.2)
-ts = [threading.Thread(target=client, args=(k,)) for k in range(a.clients)]
-t0 = time.monotonic()
-for t in ts:
-    t.start()
-for t in ts:
-    t.join()
-elapsed = time.monotonic() - t0
+elapsed = run_clients(a.clients, client)
 stop.set()
 w.join()
 summary("%d clients x %d reports, ingesting" % (a.clients, a.each), [r[0] for r in results],

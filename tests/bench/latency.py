@@ -32,7 +32,7 @@ def read_line(deadline):
 read_line(time.monotonic() + 5)  # the ok reply
 lat = []
 # dated now, as a harness writes them: a line dated months away changes a
-# rollup outside the report cache's window (report/build.c), so every
+# rollup outside the report cache's window (report/cache-view.c), so every
 # metrics render after it would walk every rollup, which no real append does
 now_ms = int(time.time() * 1000)
 with open(session, "a") as f:

@@ -11,6 +11,8 @@ Prints p50/p99/max in ms and the daemon's CPU time over the run.
 """
 import argparse, os, socket, threading, time
 
+from bench_clients import percentile, run_clients
+
 ap = argparse.ArgumentParser()
 ap.add_argument("sock")
 ap.add_argument("--clients", type=int, default=50)
@@ -62,15 +64,8 @@ def client(k):
 
 
 c0 = cpu(a.pid)
-ts = [threading.Thread(target=client, args=(k,)) for k in range(a.clients)]
-t0 = time.monotonic()
-for t in ts:
-    t.start()
-for t in ts:
-    t.join()
-el = time.monotonic() - t0
+el = run_clients(a.clients, client)
 lat = sorted(r[0] for r in res)
-p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
 print("   %d socket clients x %d reports: p50 %.2f ms  p99 %.2f ms  max %.2f ms  (%d answers, %d not ok, %.2f s%s)"
-      % (a.clients, a.each, p(0.5), p(0.99), lat[-1], len(res), sum(1 for r in res if not r[1]), el,
+      % (a.clients, a.each, percentile(lat, 0.5), percentile(lat, 0.99), lat[-1], len(res), sum(1 for r in res if not r[1]), el,
          ", daemon CPU %.2f s" % (cpu(a.pid) - c0) if a.pid else ""))

@@ -6,6 +6,7 @@
  * sessions table columns, and the public store in ../shared/samples
  * ($0.95773 over its 3 root sessions; skipped when absent). */
 #include <errno.h>
+#include <json-c/json.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "adapter.h"
 #include "crush/crush.h"
+#include "ledger/ledger.h"
 #include "registry.h"
 #include "row.h"
 
@@ -305,8 +307,8 @@ static void test_public(void)
 /* A save whose tokens or cost have the wrong type (text, a negative
  * number, past 10^15 tokens: 2^53 + 1, 2^64 written as text, which SQLite
  * keeps as a REAL; a blob): neither a call nor a cost is taken from it,
- * malformed once however often the row is read again; the next good save
- * is one call, and the cost it carries is upserted whole. A REAL token
+ * malformed and counted in sessions_refused (status) once however often
+ * the row is read again; the next good save is one call, and the cost it carries is upserted whole. A REAL token
  * count is read without its fraction. */
 static size_t rows_of(const struct row_batch *b, const char *session)
 {
@@ -314,6 +316,56 @@ static size_t rows_of(const struct row_batch *b, const char *session)
         for (size_t i = 0; i < b->n; i++)
                 n += strcmp(b->rows[i].session, session) == 0;
         return n;
+}
+
+static uint64_t refused(const struct src *s)
+{
+        struct crush_figures f;
+        return crush_figures(&s->ps, &f) == 0 ? f.refused : UINT64_MAX;
+}
+
+/* status, from the source's checkpoint: sessions_refused among the
+ * store's figures and in its line, as Hermes's and Goose's show it. */
+struct one_source {
+        const char *path;
+        const struct checkpoint *cp;
+        bool given;
+};
+
+static bool next_source(void *it, struct adapter_source_view *ret)
+{
+        struct one_source *o = it;
+        if (o->given)
+                return false;
+        o->given = true;
+        *ret = (struct adapter_source_view){ .path = o->path, .kind = CLASS_TABLE, .cp = o->cp };
+        return true;
+}
+
+static void status_shows_refused(const struct src *s, uint64_t want)
+{
+        static struct checkpoint cp;
+        struct one_source it = { .path = s->path, .cp = &cp };
+        struct adapter_status_ctx ctx = { .next = next_source, .it = &it };
+        struct json_object *st, *stores, *store, *v, *notes;
+        char text[64];
+        size_t len;
+
+        memset(&cp, 0, sizeof(cp));
+        if (parse_state_encode(&s->ps, cp.state, sizeof(cp.state), &len) != 0)
+                exit(99);
+        cp.state_len = (uint32_t)len;
+        st = A->status_extra(&ctx);
+        ok(st && json_object_object_get_ex(st, "stores", &stores) && json_object_array_length(stores) == 1 &&
+                   (store = json_object_array_get_idx(stores, 0)) &&
+                   json_object_object_get_ex(store, "sessions_refused", &v) &&
+                   (uint64_t)json_object_get_int64(v) == want,
+           "status --json: sessions_refused %llu", (unsigned long long)want);
+        xsnprintf(text, sizeof(text), "; %llu sessions refused", (unsigned long long)want);
+        ok(st && json_object_object_get_ex(st, "notes", &notes) && json_object_array_length(notes) >= 2 &&
+                   strstr(json_object_get_string(json_object_array_get_idx(notes, 1)), text),
+           "status: the store's line says%s", text);
+        json_object_put(st);
 }
 
 static void test_types(void)
@@ -342,7 +394,7 @@ static void test_types(void)
         src_init(&s, path);
         collect(&s, &b);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                uint64_t m0 = s.malformed;
+                uint64_t m0 = s.malformed, r0 = refused(&s);
                 xsnprintf(q, sizeof(q), "UPDATE sessions SET prompt_tokens = %s, completion_tokens = 10, cost = %s "
                           "WHERE id = 'r-1'", cases[i].prompt, cases[i].cost);
                 sql(db, q);
@@ -351,11 +403,13 @@ static void test_types(void)
                 ok(rows_of(&b, "r-1") == 0 && s.malformed - m0 == 1,
                    "%s: no call, no cost; malformed (%zu rows, %llu)", cases[i].what, rows_of(&b, "r-1"),
                    (unsigned long long)(s.malformed - m0));
+                ok(refused(&s) - r0 == 1, "%s: sessions_refused counts it (%llu)", cases[i].what,
+                   (unsigned long long)(refused(&s) - r0));
                 sql(db, "UPDATE sessions SET title = 'again' WHERE id = 'r-1'");
                 row_batch_clear(&b);
                 collect(&s, &b);
-                ok(rows_of(&b, "r-1") == 0 && s.malformed - m0 == 1, "%s: read again: nothing more",
-                   cases[i].what);
+                ok(rows_of(&b, "r-1") == 0 && s.malformed - m0 == 1 && refused(&s) - r0 == 1,
+                   "%s: read again: nothing more (malformed, sessions_refused)", cases[i].what);
                 xsnprintf(q, sizeof(q), "UPDATE sessions SET prompt_tokens = %zu, completion_tokens = 10, "
                           "cost = 0.5 + %zu / 100.0 WHERE id = 'r-1'", 16000 + i, i);
                 sql(db, q);
@@ -376,6 +430,8 @@ static void test_types(void)
         row_batch_clear(&b);
         collect(&s, &b);
         ok(b.n == 2 && b.rows[1].input == 1 && b.rows[1].output == 2, "a REAL: read without its fraction");
+        is_int(refused(&s), sizeof(cases) / sizeof(cases[0]), "sessions_refused: each refused save once");
+        status_shows_refused(&s, sizeof(cases) / sizeof(cases[0]));
         sqlite3_close(db);
         row_batch_free(&b);
 }

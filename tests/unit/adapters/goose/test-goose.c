@@ -102,23 +102,32 @@ static void test_discovery(void)
         ok(A->unverified != NULL, "marked unverified (no captured store)");
 }
 
-static void test_store(void)
+/* A new database name in the test's folder (its path in path, PATH_MAX
+ * bytes) holding fixtures/goose/schema.sql: its two sessions with usage
+ * and one without. */
+static sqlite3 *fixture_db(const char *name, char *path)
 {
-        char path[PATH_MAX], p[PATH_MAX];
-        struct row_batch b = { 0 };
-        const struct usage_row *r;
-        struct src s = { 0 };
+        char schema[PATH_MAX];
         sqlite3 *db;
         char *text;
 
-        xsnprintf(path, sizeof(path), "%s/sessions.db", tmp);
-        if (sqlite3_open(path, &db) != SQLITE_OK)
-                exit(99);
-        xsnprintf(p, sizeof(p), "%s/goose/schema.sql", fx);
-        if (!(text = slurp(p, NULL)))
+        xsnprintf(path, PATH_MAX, "%s/%s", tmp, name);
+        xsnprintf(schema, sizeof(schema), "%s/goose/schema.sql", fx);
+        if (sqlite3_open(path, &db) != SQLITE_OK || !(text = slurp(schema, NULL)))
                 exit(99);
         sql(db, text);
         free(text);
+        return db;
+}
+
+static void test_store(void)
+{
+        char path[PATH_MAX];
+        struct row_batch b = { 0 };
+        const struct usage_row *r;
+        struct src s = { 0 };
+        sqlite3 *db = fixture_db("sessions.db", path);
+
         src_init(&s, path);
         is_int(collect(&s, &b), COLLECT_DONE, "read");
         is_int(b.n, 2, "two sessions with usage (one without none)");
@@ -189,21 +198,12 @@ static void test_hostile(void)
                 { "'18446744073709551616'", "2^64 as text", true },
                 { "'9000 tokens'", "text beginning with a number", true },
         };
-        char path[PATH_MAX], p[PATH_MAX], q[256];
+        char path[PATH_MAX], q[256];
         struct row_batch b = { 0 };
         struct src s = { 0 };
         uint64_t base = 9000;
-        sqlite3 *db;
-        char *text;
+        sqlite3 *db = fixture_db("hostile.db", path);
 
-        xsnprintf(path, sizeof(path), "%s/hostile.db", tmp);
-        if (sqlite3_open(path, &db) != SQLITE_OK)
-                exit(99);
-        xsnprintf(p, sizeof(p), "%s/goose/schema.sql", fx);
-        if (!(text = slurp(p, NULL)))
-                exit(99);
-        sql(db, text);
-        free(text);
         src_init(&s, path);
         collect(&s, &b);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -559,6 +559,88 @@ static void test_aux(void)
         mem_state_free(&s.mem);
 }
 
+/* A store made from fixture name in the test's folder (its path in path,
+ * PATH_MAX bytes), read once as the daemon would (into b, s its source),
+ * kept open for writes: the start of the wrong-type tests. */
+static sqlite3 *watched_store(const char *name, const char *fixture, char *path, struct src *s,
+                              struct row_batch *b)
+{
+        sqlite3 *db;
+
+        xsnprintf(path, PATH_MAX, "%s/%s", tmp, name);
+        db = db_build(path, fixture, true);
+        src_init(s, path);
+        collect(s, b);
+        return db;
+}
+
+/* An auxiliary row (the compression call: input 8000, output 700, one
+ * call, $0.0115) with a counter or cost of the wrong type is refused as a
+ * session's row is: no row, malformed once however often it is read,
+ * sessions_refused 1, no auxiliary step; its last good snapshot stands, so
+ * the next good row counts only what it grew by, never the 8000 again. */
+static void test_aux_types(void)
+{
+        static const struct {
+                const char *column, *value, *what;
+        } cases[] = {
+                { "input_tokens", "'lots'", "aux input as text" },
+                { "output_tokens", "-5", "aux output negative" },
+                { "api_call_count", "'three'", "aux calls as text" },
+                { "estimated_cost_usd", "-1", "aux cost negative" },
+        };
+        char path[PATH_MAX], q[320];
+        struct row_batch b = { 0 };
+        struct hermes_figures f;
+        struct src s = { 0 };
+        uint64_t in = 8000;
+        sqlite3 *w;
+
+        w = watched_store("aux-types.db", "hermes/schema-22.sql", path, &s, &b);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                uint64_t m0 = s.malformed, steps0;
+                int r;
+
+                hermes_figures(&s.ps, &f);
+                steps0 = f.aux_steps;
+                xsnprintf(q, sizeof(q),
+                          "UPDATE session_model_usage SET input_tokens = %llu, output_tokens = 700, "
+                          "api_call_count = 1, estimated_cost_usd = 0.0115, %s = %s "
+                          "WHERE session_id = 'a-main' AND task = 'compression'",
+                          (unsigned long long)in, cases[i].column, cases[i].value);
+                sql(w, q);
+                row_batch_clear(&b);
+                r = collect(&s, &b);
+                ok(r == COLLECT_DONE && b.n == 0, "%s: read, no row (%d, %zu rows)", cases[i].what, r, b.n);
+                ok(s.malformed - m0 == 1, "%s: malformed once", cases[i].what);
+                ok(hermes_figures(&s.ps, &f) == 0 && f.refused == 1 && f.aux_steps == steps0,
+                   "%s: sessions_refused 1, no auxiliary step (%llu, %llu)", cases[i].what,
+                   (unsigned long long)f.refused, (unsigned long long)(f.aux_steps - steps0));
+                sql(w, "UPDATE sessions SET title = 'again' || random() WHERE id = 'a-main'");
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(b.n == 0 && s.malformed - m0 == 1, "%s: read again: nothing more", cases[i].what);
+                in += 100;
+                xsnprintf(q, sizeof(q),
+                          "UPDATE session_model_usage SET input_tokens = %llu, output_tokens = 700, "
+                          "api_call_count = 1, estimated_cost_usd = 0.0115 "
+                          "WHERE session_id = 'a-main' AND task = 'compression'",
+                          (unsigned long long)in);
+                sql(w, q);
+                row_batch_clear(&b);
+                collect(&s, &b);
+                ok(b.n == 1 && b.rows[0].input == 100 && b.rows[0].output == 0 &&
+                           strcmp(b.rows[0].model, "claude-haiku-4-5") == 0,
+                   "%s, then good again: one row, only the 100 it grew by (%zu rows, input %llu)", cases[i].what,
+                   b.n, b.n ? (unsigned long long)b.rows[0].input : 0ULL);
+                ok(hermes_figures(&s.ps, &f) == 0 && f.refused == 0, "%s: sessions_refused 0 again",
+                   cases[i].what);
+        }
+        sqlite3_close(w);
+        row_batch_free(&b);
+        mem_state_free(&s.mem);
+}
+
 /* ---- a corrupt table beside a good one; a locked database --------------------------- */
 
 static void test_defensive(void)
@@ -651,10 +733,7 @@ static void test_types(void)
         int cents = 451;
         sqlite3 *db;
 
-        xsnprintf(path, sizeof(path), "%s/types.db", tmp);
-        db = db_build(path, "hermes/schema-20.sql", true);
-        src_init(&s, path);
-        collect(&s, &b);
+        db = watched_store("types.db", "hermes/schema-20.sql", path, &s, &b);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 bool cost = strstr(cases[i].column, "cost") != NULL;
                 uint64_t m0 = s.malformed;
@@ -768,6 +847,7 @@ int main(void)
         test_many();
         test_bound();
         test_aux();
+        test_aux_types();
         test_defensive();
         test_types();
         test_public();

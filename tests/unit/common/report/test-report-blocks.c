@@ -10,6 +10,7 @@
 
 #include "ledger/ledger.h"
 #include "report/report.h"
+#include "report-test.h"
 #include "tap.h"
 #include "timefmt.h"
 
@@ -42,26 +43,9 @@ static void put(const char *tool, int64_t t, int64_t cost_nano)
                 abort();
 }
 
-static json_object *get(json_object *o, const char *k)
-{
-        json_object *v = NULL;
-        json_object_object_get_ex(o, k, &v);
-        return v;
-}
-
 static json_object *blocks(int64_t now, const char *harness)
 {
-        struct report_query q = {.kind = REPORT_BLOCKS, .tz = "UTC", .now_ms = now};
-        char hb[32];
-        json_object *o = NULL;
-        const char *err = NULL;
-        if (harness) {
-                snprintf(hb, sizeof(hb), "%s", harness);
-                report_parse_harness_list(hb, &q);
-        }
-        if (report_run(L, &q, &o, &err) < 0)
-                printf("# %s\n", err ? err : "?");
-        return o;
+        return rep_run(L, (struct report_query){.kind = REPORT_BLOCKS, .tz = "UTC", .now_ms = now}, harness);
 }
 
 /* The independent count: times sorted ascending, a block per start. */
@@ -102,51 +86,51 @@ int main(void)
         put("openclaw", T0 + 2 * H, 5000000);
         put("openclaw", T0 + 8 * H, 5000000);
 
-        json_object *o = blocks(T0 + 17 * H, "pi"), *rows = get(o, "rows");
+        json_object *o = blocks(T0 + 17 * H, "pi"), *rows = rep_field(o, "rows");
         is_int(json_object_array_length(rows), 3, "pi: three blocks");
         static const char *const want_start[] = {"2025-12-01T00:00:00.000Z", "2025-12-01T05:00:00.000Z",
                                                  "2025-12-01T11:00:00.000Z"};
         static const int want_events[] = {3, 1, 2};
         for (int i = 0; i < 3; i++) {
                 json_object *r = json_object_array_get_idx(rows, (size_t)i);
-                is_str(json_object_get_string(get(r, "start")), want_start[i], "block start");
-                is_int(json_object_get_int64(get(r, "events")), want_events[i], "block events");
+                is_str(json_object_get_string(rep_field(r, "start")), want_start[i], "block start");
+                is_int(json_object_get_int64(rep_field(r, "events")), want_events[i], "block events");
         }
         json_object *b0 = json_object_array_get_idx(rows, 0), *b2 = json_object_array_get_idx(rows, 2);
-        is_str(json_object_get_string(get(b0, "end")), "2025-12-01T05:00:00.000Z", "block ends 5 h after its start");
-        is_str(json_object_get_string(get(b0, "last")), "2025-12-01T04:59:00.000Z", "last call in it");
-        ok(!json_object_get_boolean(get(b0, "active")), "an old block is not active");
+        is_str(json_object_get_string(rep_field(b0, "end")), "2025-12-01T05:00:00.000Z", "block ends 5 h after its start");
+        is_str(json_object_get_string(rep_field(b0, "last")), "2025-12-01T04:59:00.000Z", "last call in it");
+        ok(!json_object_get_boolean(rep_field(b0, "active")), "an old block is not active");
 
         /* now = 17h: the 11h block is active, 6 h elapsed? no: 11h + 5h = 16h, ended */
-        ok(!json_object_get_boolean(get(b2, "active")), "a block whose five hours are over is not active");
+        ok(!json_object_get_boolean(rep_field(b2, "active")), "a block whose five hours are over is not active");
         json_object_put(o);
 
         /* now = 13h: 2 h into the 11h block, which holds $0.006 (11h and 15h:
          * the ledger's calls, whatever "now" says) */
         o = blocks(T0 + 13 * H, "pi");
-        rows = get(o, "rows");
+        rows = rep_field(o, "rows");
         json_object *act = json_object_array_get_idx(rows, 2);
-        ok(json_object_get_boolean(get(act, "active")), "at 13h the 11h block is active");
-        is_int(json_object_get_int64(get(act, "elapsed_s")), 2 * 3600, "elapsed 2 h");
-        is_int(json_object_get_int64(get(act, "remaining_s")), 3 * 3600, "remaining 3 h");
-        is_str(json_object_to_json_string(get(act, "burn_usd_per_hour")), "0.003000", "burn: $0.006 / 2 h");
-        is_str(json_object_to_json_string(get(act, "projected_cost_usd")), "0.015000",
+        ok(json_object_get_boolean(rep_field(act, "active")), "at 13h the 11h block is active");
+        is_int(json_object_get_int64(rep_field(act, "elapsed_s")), 2 * 3600, "elapsed 2 h");
+        is_int(json_object_get_int64(rep_field(act, "remaining_s")), 3 * 3600, "remaining 3 h");
+        is_str(json_object_to_json_string(rep_field(act, "burn_usd_per_hour")), "0.003000", "burn: $0.006 / 2 h");
+        is_str(json_object_to_json_string(rep_field(act, "projected_cost_usd")), "0.015000",
                "projection: $0.006 + 3 h x $0.003");
-        is_int(json_object_get_int64(get(act, "tokens_per_hour")), 1200, "tokens per hour: 2400 / 2 h");
-        is_int(json_object_get_int64(get(act, "events")), 2, "the 11h and 15h calls share the block");
+        is_int(json_object_get_int64(rep_field(act, "tokens_per_hour")), 1200, "tokens per hour: 2400 / 2 h");
+        is_int(json_object_get_int64(rep_field(act, "events")), 2, "the 11h and 15h calls share the block");
         json_object_put(o);
 
         /* both harnesses: each has its own windows; totals = daily totals */
         o = blocks(T0 + 30 * H, NULL);
-        rows = get(o, "rows");
+        rows = rep_field(o, "rows");
         is_int(json_object_array_length(rows), 5, "pi's 3 blocks and openclaw's 2 (2h and 8h: 6 h apart)");
         struct report_query dq = {.kind = REPORT_DAILY, .tz = "UTC"};
         json_object *d = NULL;
         report_run(L, &dq, &d, NULL);
-        is_str(json_object_to_json_string(get(get(o, "totals"), "cost_usd")),
-               json_object_to_json_string(get(get(d, "totals"), "cost_usd")), "blocks total cost = daily");
-        is_int(json_object_get_int64(get(get(o, "totals"), "events")),
-               json_object_get_int64(get(get(d, "totals"), "events")), "blocks total events = daily");
+        is_str(json_object_to_json_string(rep_field(rep_field(o, "totals"), "cost_usd")),
+               json_object_to_json_string(rep_field(rep_field(d, "totals"), "cost_usd")), "blocks total cost = daily");
+        is_int(json_object_get_int64(rep_field(rep_field(o, "totals"), "events")),
+               json_object_get_int64(rep_field(rep_field(d, "totals"), "events")), "blocks total events = daily");
         json_object_put(d);
         json_object_put(o);
 
@@ -171,14 +155,14 @@ int main(void)
         qsort(t, 400, sizeof(t[0]), cmp64);
         size_t nb = naive(t, 400, starts, counts);
         o = blocks(now + 100 * H, NULL);
-        rows = get(o, "rows");
+        rows = rep_field(o, "rows");
         bool same = json_object_array_length(rows) == nb;
         for (size_t i = 0; same && i < nb; i++) {
                 json_object *r = json_object_array_get_idx(rows, i);
                 char s[32];
                 timefmt_format_utc(starts[i], s);
-                same = strcmp(json_object_get_string(get(r, "start")), s) == 0 &&
-                       json_object_get_int64(get(r, "events")) == counts[i];
+                same = strcmp(json_object_get_string(rep_field(r, "start")), s) == 0 &&
+                       json_object_get_int64(rep_field(r, "events")) == counts[i];
         }
         ok(same, "400 calls with random gaps: the same %zu blocks as an independent count", nb);
         ok(nb > 20 && nb < 400, "... a fair number of blocks (%zu)", nb);

@@ -11,6 +11,7 @@
 
 #include "ledger/ledger.h"
 #include "report/report.h"
+#include "report-test.h"
 #include "tap.h"
 #include "timefmt.h"
 
@@ -34,15 +35,10 @@ static void fill(void)
                 int calls = 1 + i % 3;
                 for (int k = 0; k < calls; k++) {
                         struct usage_row *r = &rows[n++];
-                        struct keyhash h;
                         char id[32];
 
-                        memset(r, 0, sizeof(*r));
                         snprintf(id, sizeof(id), "s%d-r%d", i, k);
-                        keyhash_begin(&h, "report-limit-test");
-                        keyhash_str(&h, id);
-                        keyhash_end(&h, &r->key);
-                        r->kind = ROW_KIND_MESSAGE;
+                        rep_row_start(r, "report-limit-test", id);
                         r->flags = ROW_F_TOKENS_KNOWN;
                         r->time_ms = last - (int64_t)k * 60000;
                         r->input = 1000 + (uint64_t)i;
@@ -72,62 +68,36 @@ static void fill(void)
 
 static json_object *run(uint32_t limit, enum report_cost cost, const char *since, const char *harness)
 {
-        struct report_query q = {.kind = REPORT_SESSION, .tz = "UTC", .limit = limit, .cost = cost,
-                                 .since = since};
-        char hbuf[32];
-        json_object *o = NULL;
-        const char *err = NULL;
-
-        if (harness) {
-                snprintf(hbuf, sizeof(hbuf), "%s", harness);
-                report_parse_harness_list(hbuf, &q);
-        }
-        if (report_run(L, &q, &o, &err) < 0) {
-                printf("# report failed: %s\n", err ? err : "?");
+        json_object *o = rep_run(L, (struct report_query){.kind = REPORT_SESSION, .tz = "UTC", .limit = limit,
+                                                          .cost = cost, .since = since},
+                                 harness);
+        if (!o)
                 exit(1);
-        }
         return o;
-}
-
-static json_object *field(json_object *o, const char *k)
-{
-        json_object *v = NULL;
-        json_object_object_get_ex(o, k, &v);
-        return v;
-}
-
-static size_t nrows(json_object *rep)
-{
-        return json_object_array_length(field(rep, "rows"));
-}
-
-static const char *text(json_object *o, const char *k)
-{
-        return json_object_to_json_string_ext(field(o, k), JSON_C_TO_STRING_PLAIN);
 }
 
 /* limited's rows are the last rows of all's, field by field, and its
  * totals and rows_total are all's. */
 static void same_tail(json_object *all, json_object *limited, uint32_t limit, const char *what)
 {
-        size_t n_all = nrows(all), want = limit && limit < n_all ? limit : n_all, bad = 0;
+        size_t n_all = rep_nrows(all), want = limit && limit < n_all ? limit : n_all, bad = 0;
 
-        is_int(nrows(limited), want, what);
-        for (size_t i = 0; i < nrows(limited) && i < want; i++) {
-                json_object *x = json_object_array_get_idx(field(all, "rows"), n_all - want + i);
-                json_object *y = json_object_array_get_idx(field(limited, "rows"), i);
-                if (strcmp(text(x, "session"), text(y, "session")) != 0 ||
+        is_int(rep_nrows(limited), want, what);
+        for (size_t i = 0; i < rep_nrows(limited) && i < want; i++) {
+                json_object *x = json_object_array_get_idx(rep_field(all, "rows"), n_all - want + i);
+                json_object *y = json_object_array_get_idx(rep_field(limited, "rows"), i);
+                if (strcmp(rep_text(x, "session"), rep_text(y, "session")) != 0 ||
                     strcmp(json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN),
                            json_object_to_json_string_ext(y, JSON_C_TO_STRING_PLAIN)) != 0)
                         bad++;
         }
         is_int(bad, 0, "  the newest rows, in the report's order, every field as in the full report");
-        is_str(text(limited, "totals"), text(all, "totals"), "  totals: every session's, not the rows'");
-        is_int(json_object_get_int64(field(limited, "rows_total")), n_all, "  rows_total: every session");
+        is_str(rep_text(limited, "totals"), rep_text(all, "totals"), "  totals: every session's, not the rows'");
+        is_int(json_object_get_int64(rep_field(limited, "rows_total")), n_all, "  rows_total: every session");
         if (limit)
-                is_int(json_object_get_int64(field(limited, "limit")), limit, "  limit echoed");
+                is_int(json_object_get_int64(rep_field(limited, "limit")), limit, "  limit echoed");
         else
-                ok(field(limited, "limit") == NULL && json_object_object_get_ex(limited, "limit", NULL),
+                ok(rep_field(limited, "limit") == NULL && json_object_object_get_ex(limited, "limit", NULL),
                    "  limit null: every session");
 }
 
@@ -137,8 +107,8 @@ static void test_limits(enum report_cost cost, const char *mode)
         static const uint32_t limits[] = { 1, 2, 3, 50, N_SESSIONS - 1, N_SESSIONS, N_SESSIONS + 5 };
         char what[128];
 
-        is_int(nrows(all), N_SESSIONS, "every session listed without a limit");
-        is_int(json_object_get_int64(field(all, "rows_total")), N_SESSIONS, "rows_total without a limit");
+        is_int(rep_nrows(all), N_SESSIONS, "every session listed without a limit");
+        is_int(json_object_get_int64(rep_field(all, "rows_total")), N_SESSIONS, "rows_total without a limit");
         for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
                 json_object *l = run(limits[i], cost, NULL, NULL);
                 snprintf(what, sizeof(what), "%s, limit %u: min(limit, sessions) rows", mode, limits[i]);
@@ -150,8 +120,8 @@ static void test_limits(enum report_cost cost, const char *mode)
         /* a range and a harness filter: the newest of those, their totals */
         all = run(0, cost, "2026-02-27", "pi");
         json_object *l = run(7, cost, "2026-02-27", "pi");
-        ok(nrows(all) > 7 && nrows(all) < N_SESSIONS, "%s: the range and filter keep some sessions (%zu)",
-           mode, nrows(all));
+        ok(rep_nrows(all) > 7 && rep_nrows(all) < N_SESSIONS, "%s: the range and filter keep some sessions (%zu)",
+           mode, rep_nrows(all));
         snprintf(what, sizeof(what), "%s, --since and --harness pi, limit 7", mode);
         same_tail(all, l, 7, what);
         json_object_put(l);
@@ -214,19 +184,14 @@ static void test_query(void)
 
 int main(void)
 {
-        char dir[300], cmd[400];
+        char dir[PATH_MAX];
 
-        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
-        if (ledger_open(dir, 0, &L) < 0)
-                return 99;
+        L = rep_ledger_open(dir, sizeof(dir));
         fill();
         test_limits(REPORT_COST_AUTO, "session sums");
         test_limits(REPORT_COST_VENDOR, "rows (vendor)");
         test_builder_totals();
         test_query();
-        ledger_close(L);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-                printf("# could not remove %s\n", dir);
+        rep_ledger_close(L, dir);
         return tap_done();
 }

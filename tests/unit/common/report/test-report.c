@@ -7,6 +7,7 @@
 
 #include "ledger/ledger.h"
 #include "report/report.h"
+#include "report-test.h"
 #include "tap.h"
 #include "timefmt.h"
 
@@ -24,13 +25,8 @@ static void put(const char *id, const char *tool, const char *session, const cha
                 bool tokens, uint8_t cost_src, int64_t cost, const char *const *calls)
 {
         static struct usage_row r;
-        struct keyhash h;
 
-        memset(&r, 0, sizeof(r));
-        keyhash_begin(&h, "report-test");
-        keyhash_str(&h, id);
-        keyhash_end(&h, &r.key);
-        r.kind = ROW_KIND_MESSAGE;
+        rep_row_start(&r, "report-test", id);
         r.flags = tokens ? ROW_F_TOKENS_KNOWN : 0;
         r.time_ms = at(when);
         if (tokens) {
@@ -60,72 +56,29 @@ static void put(const char *id, const char *tool, const char *session, const cha
 static json_object *run(enum report_kind kind, const char *tz, const char *since,
                         const char *until, const char *harness)
 {
-        struct report_query q = {.kind = kind, .tz = tz, .since = since, .until = until};
-        char hbuf[64];
-        json_object *o = NULL;
-        const char *err = NULL;
-
-        if (harness) {
-                snprintf(hbuf, sizeof(hbuf), "%s", harness);
-                report_parse_harness_list(hbuf, &q);
-        }
-        if (report_run(L, &q, &o, &err) < 0) {
-                printf("# report failed: %s\n", err ? err : "?");
-                return NULL;
-        }
-        /* the strings in q die here: serialise-check the object now */
-        json_object_to_json_string(o);
-        return o;
-}
-
-static json_object *rows(json_object *rep)
-{
-        json_object *v = NULL;
-        json_object_object_get_ex(rep, "rows", &v);
-        return v;
-}
-
-static size_t nrows(json_object *rep)
-{
-        return rep ? json_object_array_length(rows(rep)) : 0;
+        return rep_run(L, (struct report_query){.kind = kind, .tz = tz, .since = since, .until = until}, harness);
 }
 
 static json_object *row_at(json_object *rep, size_t i)
 {
-        return json_object_array_get_idx(rows(rep), i);
-}
-
-static json_object *field(json_object *o, const char *k)
-{
-        json_object *v = NULL;
-        json_object_object_get_ex(o, k, &v);
-        return v;
+        return json_object_array_get_idx(rep_rows(rep), i);
 }
 
 static const char *sfield(json_object *o, const char *k)
 {
-        json_object *v = field(o, k);
+        json_object *v = rep_field(o, k);
         return v ? json_object_get_string(v) : NULL;
 }
 
 static long long ifield(json_object *o, const char *k)
 {
-        return json_object_get_int64(field(o, k));
+        return json_object_get_int64(rep_field(o, k));
 }
 
 static bool has_null(json_object *o, const char *k)
 {
         json_object *v;
         return json_object_object_get_ex(o, k, &v) && v == NULL;
-}
-
-/* The JSON text of a member, as the socket would carry it. */
-static const char *text(json_object *o, const char *k)
-{
-        json_object *v = field(o, k);
-        return v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-                                                         JSON_C_TO_STRING_NOSLASHESCAPE)
-                 : "null";
 }
 
 static json_object *run_cost(enum report_kind kind, enum report_cost cost)
@@ -148,18 +101,18 @@ static void test_cost_modes(void)
         json_object *v = run_cost(REPORT_DAILY, REPORT_COST_VENDOR);
         json_object *a = run_cost(REPORT_DAILY, REPORT_COST_AUTO);
         json_object *c = run_cost(REPORT_DAILY, REPORT_COST_COMPUTED);
-        json_object *t = field(v, "totals");
+        json_object *t = rep_field(v, "totals");
 
         is_str(sfield(v, "cost"), "vendor", "report echoes the cost mode");
-        is_str(text(t, "cost_usd"), "1.750000", "vendor: only the harness's costs (1.5 + 0.25)");
+        is_str(rep_text(t, "cost_usd"), "1.750000", "vendor: only the harness's costs (1.5 + 0.25)");
         is_str(sfield(t, "cost_source"), "vendor-reported", "vendor: cost source vendor-reported");
         is_int(ifield(t, "unpriced_events"), 2, "vendor: the computed row counts as unpriced");
         is_int(ifield(t, "events"), 5, "vendor: every event still counted");
         is_int(ifield(t, "input_tokens"), 4000, "vendor: tokens unchanged");
-        is_int(nrows(v), 2, "vendor: same days as auto");
+        is_int(rep_nrows(v), 2, "vendor: same days as auto");
         ok(has_null(row_at(v, 1), "cost_usd"), "vendor: the 12th (computed only) is unpriced");
-        is_str(text(field(a, "totals"), "cost_usd"), "3.750000", "auto: vendor + computed");
-        is_str(text(field(c, "totals"), "cost_usd"), "3.750000",
+        is_str(rep_text(rep_field(a, "totals"), "cost_usd"), "3.750000", "auto: vendor + computed");
+        is_str(rep_text(rep_field(c, "totals"), "cost_usd"), "3.750000",
                "computed: vendor rows keep their cost (no table price for them in the ledger)");
         json_object_put(v);
         json_object_put(a);
@@ -167,15 +120,15 @@ static void test_cost_modes(void)
 
         v = run_cost(REPORT_SESSION, REPORT_COST_VENDOR);
         a = run_cost(REPORT_SESSION, REPORT_COST_AUTO);
-        is_int(nrows(v), nrows(a), "vendor sessions (from rows) = sessions (from session sums)");
-        for (size_t i = 0; i < nrows(a) && i < nrows(v); i++) {
+        is_int(rep_nrows(v), rep_nrows(a), "vendor sessions (from rows) = sessions (from session sums)");
+        for (size_t i = 0; i < rep_nrows(a) && i < rep_nrows(v); i++) {
                 json_object *x = row_at(a, i), *y = row_at(v, i);
                 ok(strcmp(sfield(x, "key"), sfield(y, "key")) == 0 &&
                            strcmp(sfield(x, "first"), sfield(y, "first")) == 0 &&
                            strcmp(sfield(x, "last"), sfield(y, "last")) == 0 &&
                            strcmp(sfield(x, "project"), sfield(y, "project")) == 0 &&
                            ifield(x, "events") == ifield(y, "events") &&
-                           strcmp(text(x, "input_tokens"), text(y, "input_tokens")) == 0,
+                           strcmp(rep_text(x, "input_tokens"), rep_text(y, "input_tokens")) == 0,
                    "session %s: same key, first, last, project, events, tokens", sfield(x, "key"));
                 if (strcmp(sfield(x, "harness"), "openclaw") == 0)
                         ok(has_null(y, "cost_usd") && !has_null(x, "cost_usd"),
@@ -185,7 +138,7 @@ static void test_cost_modes(void)
         json_object_put(a);
 
         v = run_cost(REPORT_TOOL, REPORT_COST_VENDOR);
-        for (size_t i = 0; i < nrows(v); i++)
+        for (size_t i = 0; i < rep_nrows(v); i++)
                 if (strcmp(sfield(row_at(v, i), "tool"), "web") == 0)
                         ok(has_null(row_at(v, i), "cost_share_usd"),
                            "vendor: the computed row's tool call has no cost share");
@@ -214,8 +167,8 @@ static void test_builder(void)
         json_object *o = run_cost(REPORT_MODEL, REPORT_COST_AUTO);
 
         is_int(report_build(L, &q, &res, &err), 0, "builder: model report");
-        is_int(res.n, nrows(o), "builder: one entry per JSON row");
-        is_int(res.totals.events, ifield(field(o, "totals"), "events"), "builder: totals events");
+        is_int(res.n, rep_nrows(o), "builder: one entry per JSON row");
+        is_int(res.totals.events, ifield(rep_field(o, "totals"), "events"), "builder: totals events");
         is_int(res.totals.cost_nano, 3750000000LL, "builder: cost in nano-USD");
         for (size_t i = 0; i < res.n; i++)
                 ok(strcmp(res.rows[i].key, sfield(row_at(o, i), "key")) == 0, "builder row %zu key", i);
@@ -228,10 +181,10 @@ static void test_daily(void)
         json_object *utc = run(REPORT_DAILY, "UTC", NULL, NULL, NULL);
         json_object *ber = run(REPORT_DAILY, "Europe/Berlin", NULL, NULL, NULL);
 
-        is_int(nrows(utc), 2, "UTC: two days");
+        is_int(rep_nrows(utc), 2, "UTC: two days");
         is_str(sfield(row_at(utc, 0), "key"), "2026-03-10", "UTC: 23:30Z row on the 10th");
         is_int(ifield(row_at(utc, 0), "events"), 4, "UTC: 10th has 4 events");
-        is_int(nrows(ber), 3, "Berlin: three days");
+        is_int(rep_nrows(ber), 3, "Berlin: three days");
         is_str(sfield(row_at(ber, 1), "key"), "2026-03-11", "Berlin: 23:30Z row is 00:30 on the 11th");
         is_int(ifield(row_at(ber, 1), "events"), 1, "Berlin: 11th has that one event");
         is_int(ifield(row_at(ber, 0), "events"), 3, "Berlin: 10th has 3 events");
@@ -239,10 +192,10 @@ static void test_daily(void)
         is_str(sfield(ber, "report"), "daily", "report name");
         ok(has_null(ber, "since") && has_null(ber, "until") && has_null(ber, "harness"),
            "no since/until/harness: null");
-        json_object *t = field(utc, "totals");
+        json_object *t = rep_field(utc, "totals");
         is_int(ifield(t, "events"), 5, "totals: 5 events");
         is_int(ifield(t, "unpriced_events"), 1, "totals: 1 unpriced (picoclaw)");
-        is_str(text(t, "cost_usd"), "3.750000", "totals cost: 1.5+0.25+2.0 exactly, 6 decimals");
+        is_str(rep_text(t, "cost_usd"), "3.750000", "totals cost: 1.5+0.25+2.0 exactly, 6 decimals");
         is_str(sfield(t, "cost_source"), "mixed", "vendor + computed: mixed");
         is_int(ifield(t, "input_tokens"), 4000, "token sums ignore the token-less row");
         is_int(ifield(t, "tool_calls"), 6, "tool calls summed (3 + 2 + 1)");
@@ -255,7 +208,7 @@ static void test_nulls_and_filter(void)
         json_object *pc = run(REPORT_DAILY, "UTC", NULL, NULL, "picoclaw");
         json_object *r0 = row_at(pc, 0);
 
-        is_int(nrows(pc), 1, "harness=picoclaw: one day");
+        is_int(rep_nrows(pc), 1, "harness=picoclaw: one day");
         ok(has_null(r0, "cost_usd"), "unpriced: cost_usd null, not 0");
         ok(has_null(r0, "cost_source"), "unpriced: cost_source null");
         ok(has_null(r0, "input_tokens") && has_null(r0, "output_tokens") &&
@@ -263,19 +216,19 @@ static void test_nulls_and_filter(void)
            "token-less: token fields null, not 0");
         is_int(ifield(r0, "unpriced_events"), 1, "unpriced_events 1");
         is_int(ifield(r0, "tool_calls"), 2, "picoclaw activity still counted");
-        json_object *h = field(pc, "harness");
+        json_object *h = rep_field(pc, "harness");
         ok(h && json_object_array_length(h) == 1, "harness echoed as a list");
         json_object_put(pc);
 
         json_object *pi = run(REPORT_DAILY, "UTC", NULL, NULL, "pi");
-        is_int(ifield(field(pi, "totals"), "events"), 3, "harness=pi: 3 events");
-        is_str(text(field(pi, "totals"), "cost_usd"), "1.750000", "harness=pi: priced cost");
-        is_str(sfield(field(pi, "totals"), "cost_source"), "vendor-reported", "pi: vendor-reported");
+        is_int(ifield(rep_field(pi, "totals"), "events"), 3, "harness=pi: 3 events");
+        is_str(rep_text(rep_field(pi, "totals"), "cost_usd"), "1.750000", "harness=pi: priced cost");
+        is_str(sfield(rep_field(pi, "totals"), "cost_source"), "vendor-reported", "pi: vendor-reported");
         is_int(ifield(row_at(pi, 0), "output_tokens"), 600, "pi tokens are numbers (3 x 200)");
         json_object_put(pi);
 
         json_object *two = run(REPORT_DAILY, "UTC", NULL, NULL, "pi, openclaw");
-        is_int(ifield(field(two, "totals"), "events"), 4, "harness=pi,openclaw: 4 events");
+        is_int(ifield(rep_field(two, "totals"), "events"), 4, "harness=pi,openclaw: 4 events");
         json_object_put(two);
 }
 
@@ -286,11 +239,11 @@ static void test_range(void)
         json_object *s = run(REPORT_DAILY, "UTC", "2026-03-11", NULL, NULL);
         json_object *e = run(REPORT_DAILY, "UTC", NULL, "2026-03-10", NULL);
 
-        is_int(nrows(u), 0, "UTC 11th..11th: nothing");
-        is_int(nrows(b), 1, "Berlin 11th..11th: the near-midnight row");
+        is_int(rep_nrows(u), 0, "UTC 11th..11th: nothing");
+        is_int(rep_nrows(b), 1, "Berlin 11th..11th: the near-midnight row");
         is_str(sfield(b, "since"), "2026-03-11", "since echoed");
-        is_int(nrows(s), 1, "since 11th (UTC): only the 12th");
-        is_int(nrows(e), 1, "until 10th is inclusive: the 10th");
+        is_int(rep_nrows(s), 1, "since 11th (UTC): only the 12th");
+        is_int(rep_nrows(e), 1, "until 10th is inclusive: the 10th");
         is_int(ifield(row_at(e, 0), "events"), 4, "until 10th: all of the 10th");
         json_object_put(u);
         json_object_put(b);
@@ -301,12 +254,12 @@ static void test_range(void)
 static void test_monthly_model_session(void)
 {
         json_object *m = run(REPORT_MONTHLY, "UTC", NULL, NULL, NULL);
-        is_int(nrows(m), 1, "monthly: one month");
+        is_int(rep_nrows(m), 1, "monthly: one month");
         is_str(sfield(row_at(m, 0), "key"), "2026-03", "monthly key YYYY-MM");
         json_object_put(m);
 
         json_object *md = run(REPORT_MODEL, "UTC", NULL, NULL, NULL);
-        is_int(nrows(md), 3, "model: one row per (harness, provider, model)");
+        is_int(rep_nrows(md), 3, "model: one row per (harness, provider, model)");
         json_object *r0 = row_at(md, 0);
         is_str(sfield(r0, "key"), "anthropic/claude-sonnet", "model key provider/model");
         ok(sfield(r0, "harness") && sfield(r0, "provider") && sfield(r0, "model"),
@@ -315,7 +268,7 @@ static void test_monthly_model_session(void)
         json_object_put(md);
 
         json_object *ss = run(REPORT_SESSION, "UTC", NULL, NULL, NULL);
-        is_int(nrows(ss), 3, "session: three sessions");
+        is_int(rep_nrows(ss), 3, "session: three sessions");
         is_str(sfield(row_at(ss, 2), "session"), "oc-1", "sorted by last time: oc-1 last");
         is_str(sfield(row_at(ss, 0), "first"), "2026-03-10T13:00:00.000Z", "pc-1 first, as RFC 3339");
         is_str(sfield(row_at(ss, 1), "session"), "pi-1", "pi-1 ends at 23:30 on the 10th");
@@ -324,7 +277,7 @@ static void test_monthly_model_session(void)
         json_object_put(ss);
 
         json_object *s2 = run(REPORT_SESSION, "UTC", "2026-03-12", NULL, NULL);
-        is_int(nrows(s2), 1, "session since the 12th: only oc-1");
+        is_int(rep_nrows(s2), 1, "session since the 12th: only oc-1");
         json_object_put(s2);
 }
 
@@ -333,20 +286,20 @@ static void test_tool(void)
         json_object *t = run(REPORT_TOOL, "UTC", NULL, NULL, NULL);
         json_object *bash = NULL, *pcr = NULL;
 
-        for (size_t i = 0; i < nrows(t); i++) {
+        for (size_t i = 0; i < rep_nrows(t); i++) {
                 json_object *r = row_at(t, i);
                 if (!strcmp(sfield(r, "tool"), "bash") && !strcmp(sfield(r, "harness"), "pi"))
                         bash = r;
                 if (!strcmp(sfield(r, "harness"), "picoclaw"))
                         pcr = r;
         }
-        is_int(nrows(t), 4, "tool rows: pi bash, pi read, picoclaw exec, openclaw web");
+        is_int(rep_nrows(t), 4, "tool rows: pi bash, pi read, picoclaw exec, openclaw web");
         is_str(sfield(row_at(t, 0), "tool"), "bash", "most calls first");
         ok(bash && ifield(bash, "calls") == 2, "pi bash: 2 calls");
-        is_str(bash ? text(bash, "cost_share_usd") : "", "1.000000",
+        is_str(bash ? rep_text(bash, "cost_share_usd") : "", "1.000000",
                "bash share: 2 x (1.5 USD / 3 calls)");
         ok(pcr && has_null(pcr, "cost_share_usd"), "unpriced harness: cost_share_usd null");
-        is_int(ifield(field(t, "totals"), "calls"), 6, "tool totals: 6 calls");
+        is_int(ifield(rep_field(t, "totals"), "calls"), 6, "tool totals: 6 calls");
         json_object_put(t);
 }
 
@@ -367,13 +320,13 @@ static void test_row_json(void)
         is_str(sfield(o, "kind"), "turn", "row kind");
         is_str(sfield(o, "harness"), "picoclaw", "row harness");
         ok(has_null(o, "input_tokens") && has_null(o, "cost_usd"), "row: unknown is null");
-        is_str(text(o, "tool_calls"), "[\"exec\",\"web/fetch\"]", "row tool_calls names");
+        is_str(rep_text(o, "tool_calls"), "[\"exec\",\"web/fetch\"]", "row tool_calls names");
         json_object_put(o);
         r.flags = ROW_F_TOKENS_KNOWN;
         r.cost_source = COST_COMPUTED;
         r.cost_nano = 12000;
         o = report_row_json(&r);
-        is_str(text(o, "cost_usd"), "0.000012", "row cost in USD, 6 decimals");
+        is_str(rep_text(o, "cost_usd"), "0.000012", "row cost in USD, 6 decimals");
         is_str(sfield(o, "cost_source"), "computed", "row cost source");
         is_int(ifield(o, "input_tokens"), 0, "known zero tokens are 0");
         json_object_put(o);
@@ -459,7 +412,7 @@ static void test_text(void)
                 }
                 if (kinds[i] == REPORT_SESSION) {
                         bool found = false;
-                        for (size_t k = 0; k < nrows(o); k++)
+                        for (size_t k = 0; k < rep_nrows(o); k++)
                                 found |= sfield(row_at(o, k), "session") && strcmp(sfield(row_at(o, k), "session"), hostile) == 0;
                         ok(found, "session report: the hostile session name parses back byte for byte");
                 }
@@ -471,14 +424,12 @@ static void test_text(void)
 
 int main(void)
 {
-        char dir[300], cmd[400];
+        char dir[PATH_MAX];
         static const char *const pi_calls[] = {"bash", "bash", "read", NULL};
         static const char *const pc_calls[] = {"exec", "exec", NULL};
         static const char *const oc_calls[] = {"web", NULL};
 
-        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
-        if (ledger_open(dir, 0, &L) < 0)
-                return 99;
+        L = rep_ledger_open(dir, sizeof(dir));
         put("p1", "pi", "pi-1", "2026-03-10T12:00:00Z", true, COST_VENDOR, 1500000, pi_calls);
         put("p2", "pi", "pi-1", "2026-03-10T23:30:00Z", true, COST_VENDOR, 250000, NULL);
         put("p3", "pi", "pi-1", "2026-03-10T20:00:00Z", true, COST_NONE + 1, 0, NULL);
@@ -496,9 +447,6 @@ int main(void)
         test_builder();
         test_text(); /* last: its row changes the totals above */
 
-        ledger_close(L);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-                printf("# could not remove %s\n", dir);
+        rep_ledger_close(L, dir);
         return tap_done();
 }

@@ -2,6 +2,7 @@
  * 0600, refused when others could read it or it is not 64 hex digits),
  * the constant-time comparison, --listen parsing, the hub's sequence and
  * wait, the page state (every ledger name escaped, the report's marks),
+ * the report requests (the month's sessions bounded),
  * and the socket and service units of install --web. */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,6 +142,53 @@ static void test_view(void)
         json_object_put(row);
 }
 
+/* The page's report requests: the month's sessions bounded to the newest
+ * WEB_TOP_READ (a heavy user's month has thousands), every other report
+ * whole; a top table of a limited session report says it is of the newest. */
+static void test_requests(void)
+{
+        json_object *req = web_report_request("session", "2026-12-01", NULL, "UTC"), *v;
+        struct web_data d = { .live = true };
+        char *text, rep[256];
+        const char *view;
+
+        ok(req && json_object_object_get_ex(req, "limit", &v) && json_object_get_int(v) == WEB_TOP_READ,
+           "session: limit %d", WEB_TOP_READ);
+        ok(req && strcmp(json_object_get_string(json_object_object_get(req, "since")), "2026-12-01") == 0 &&
+                   strcmp(json_object_get_string(json_object_object_get(req, "tz")), "UTC") == 0,
+           "  since and tz");
+        json_object_put(req);
+        req = web_report_request("project", "2026-12-01", NULL, NULL);
+        ok(req && !json_object_object_get_ex(req, "limit", NULL) && !json_object_object_get_ex(req, "tz", NULL),
+           "project: no limit (every project), no zone given");
+        json_object_put(req);
+        req = web_report_request("daily", "2026-12-01", "model", "");
+        ok(req && !json_object_object_get_ex(req, "limit", NULL) &&
+                   strcmp(json_object_get_string(json_object_object_get(req, "breakdown")), "model") == 0,
+           "daily by model: no limit, the breakdown");
+        json_object_put(req);
+
+        snprintf(rep, sizeof(rep),
+                 "{\"report\":\"session\",\"limit\":2,\"rows_total\":3000,\"rows\":["
+                 "{\"harness\":\"pi\",\"session\":\"s1\",\"project\":\"/p/a\",\"cost_usd\":1},"
+                 "{\"harness\":\"pi\",\"session\":\"s2\",\"project\":\"/p/b\",\"cost_usd\":2}]}");
+        d.tops[WEB_TOP_SESSION] = json_tokener_parse(rep);
+        text = web_view_state(&d);
+        json_object *st = text ? json_tokener_parse(text) : NULL;
+        view = st ? json_object_get_string(json_object_object_get(st, "view")) : NULL;
+        ok(view && strstr(view, "the costliest of the newest 2 of 3000 sessions"),
+           "top sessions of a limited report: said to be of the newest");
+        json_object_put(st);
+        free(text);
+        json_object_put(d.tops[WEB_TOP_SESSION]);
+        d.tops[WEB_TOP_SESSION] = json_tokener_parse("{\"report\":\"session\",\"rows_total\":1,\"rows\":["
+                                                     "{\"harness\":\"pi\",\"session\":\"s1\",\"cost_usd\":1}]}");
+        text = web_view_state(&d);
+        ok(text && !strstr(text, "the newest"), "  every session there: nothing said");
+        free(text);
+        json_object_put(d.tops[WEB_TOP_SESSION]);
+}
+
 static void test_units(void)
 {
         char *sock = NULL, *svc = NULL, dir[] = "/tmp/amwebu.XXXXXX", buf[300], conflict[4096], path[512];
@@ -184,6 +232,7 @@ int main(void)
         test_listen();
         test_hub();
         test_view();
+        test_requests();
         test_units();
         return tap_done();
 }
