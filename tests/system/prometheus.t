@@ -134,11 +134,15 @@ diag "prometheus: $(got); reports: $(want)"
 
 # ---- restart: every counter stays where it was -------------------------------
 counters() { grep -E '^agentmeter_[a-z_]*_total\{' "$TF/agentmeterd-a.prom" | sort; }
-c_before=$(counters)
 stop_inst a; ok $? "alice's daemon stops cleanly"
 check "... and is gone" sh -c "! kill -0 ${DP[a]} 2>/dev/null"
+# what it wrote last (at exit: it may have moved since the scrape above);
+# each write renames a new file into place
+c_before=$(counters)
+ino_before=$(stat -c %i "$TF/agentmeterd-a.prom")
 start_inst a "alice@laptop"; ok $? "alice's daemon restarts"
-sleep 2
+rewrote() { [ "$(stat -c %i "$TF/agentmeterd-a.prom" 2>/dev/null)" != "$ino_before" ]; }
+check "the restarted daemon writes its file" wait_until 20 rewrote
 is "$(counters | md5sum)" "$(echo "$c_before" | md5sum)" "after a restart every counter in the file is where it was"
 check "after the restart PromQL still equals the report totals" wait_until 20 agrees
 sleep 2
