@@ -264,12 +264,8 @@ int backlog_flush(struct ledger *l)
                         mdb_txn_abort(txn);
                 else
                         r = ledger_fail(l, mdb_txn_commit(txn));
-                if (r < 0) {
-                        /* the keys stay; the rest is tried at the next commit */
-                        if (!l->map_full || (r = ledger_grow_map(l)) < 0)
-                                return r;
-                        continue; /* the same piece in a larger map */
-                }
+                if (r < 0) /* the keys stay (l->map_full: the map is full) */
+                        return r;
                 done = to;
                 if (++pieces == kill_at)
                         raise(SIGKILL);

@@ -96,7 +96,8 @@ bool backlog_flush_due(const struct ledger *l);
 /* After a commit, when due: the backlog into rowkeys in key-range pieces,
  * each its own write txn, the watermark moved by the last. The number of
  * pieces (0: not due, or another handle had written them), or negative
- * errno: the keys not written stay and go at the next commit's flush;
+ * errno (l->map_full: the map is full): the keys stay for the next try,
+ * which finds those of the pieces written under their rows already;
  * -EBADMSG (l->error says it): all written but some key was in rowkeys
  * under another row. */
 int backlog_flush(struct ledger *l);

@@ -19,13 +19,18 @@ void ledger_filter_off(struct ledger *l)
 }
 
 /* After a commit: the index's backlog into rowkeys when large, in its own
- * txns. The commit stands whatever happens here: keys not written stay in
- * the backlog for the next commit's try. A key found indexed under another
- * row means a writer beside this handle whose keys the filter missed: the
- * filter is off from then on (a lookup per row). */
+ * txns, again in a map grown when it was full. The commit stands whatever
+ * happens here: keys not written stay in the backlog for the next commit's
+ * try. A key found indexed under another row means a writer beside this
+ * handle whose keys the filter missed: the filter is off from then on (a
+ * lookup per row). */
 static void backlog_after_commit(struct ledger *l)
 {
-        if (backlog_flush(l) == -EBADMSG)
+        int r;
+
+        while ((r = backlog_flush(l)) < 0 && l->map_full && ledger_grow_map(l) == 0)
+                ;
+        if (r == -EBADMSG)
                 ledger_filter_off(l);
 }
 

@@ -391,6 +391,44 @@ static void piece_tests(void)
         unsetenv("AGENTMETER_TEST_BACKLOG_KEYS");
 }
 
+/* The backlog's write meets a full map (at these sizes one of its pieces
+ * does, seen by a print in the retry): the map grows, the write goes on */
+static void piece_map_full_tests(void)
+{
+        char dir[256];
+        struct ledger *l = NULL;
+        struct ledger_stats st;
+        struct commit_result res;
+        uint64_t indexed = 0, through = 0;
+        unsigned added = 0, dups = 0;
+
+        snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
+        setenv("AGENTMETER_TEST_MAPSIZE", "65536", 1);
+        setenv("AGENTMETER_TEST_BACKLOG_KEYS", "200", 1);
+        setenv("AGENTMETER_TEST_BACKLOG_PIECE_KEYS", "50", 1);
+        ok(ledger_open(dir, 0, &l) == 0, "map full: a ledger with a 64 KiB map, the backlog written at 200 keys");
+        unsigned behind = 0;
+        for (unsigned i = 0; i < 20; i++) {
+                if (commit_rows(l, "/m/1", "m", i * 100, 100, 0, &res) == 0)
+                        added += res.added;
+                /* every second commit makes 200 keys: written at once */
+                if (!index_state(dir, &indexed, &through) || indexed != (i + 1) / 2 * 200)
+                        behind++;
+        }
+        bool grown = ledger_get_stats(l, &st) == 0 && st.map_bytes > 65536;
+        ok(added == 2000 && behind == 0 && indexed == 2000 && grown,
+           "  2000 rows in 20 commits: the index took each 200 keys at once (behind %u times), 2000 in all "
+           "(%llu), the map grown to %llu", behind, (unsigned long long)indexed, (unsigned long long)st.map_bytes);
+        for (unsigned i = 0; i < 20; i++)
+                if (commit_rows(l, "/m/2", "m", i * 100, 100, 0, &res) == 0)
+                        dups += res.dup;
+        ok(dups == 2000 && rows_in(l) == 2000, "  all 2000 again: each counted once");
+        l = ledger_close(l);
+        unsetenv("AGENTMETER_TEST_MAPSIZE");
+        unsetenv("AGENTMETER_TEST_BACKLOG_PIECE_KEYS");
+        unsetenv("AGENTMETER_TEST_BACKLOG_KEYS");
+}
+
 int main(void)
 {
         char *dir = tap_tmpdir();
@@ -460,5 +498,6 @@ int main(void)
         unsetenv("AGENTMETER_TEST_KEYFILTER_MAX");
         backlog_tests();
         piece_tests();
+        piece_map_full_tests();
         return tap_done();
 }
