@@ -72,6 +72,9 @@ jobs=${AM_PROVE_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 2 ] && jobs=2
 log=$(mktemp)
 AM_TEST_LOGS=$(mktemp -d); export AM_TEST_LOGS
+# what tests may make once and share in this run (lib-pg.sh: an initdb'd
+# PostgreSQL cluster each team test copies)
+AM_TEST_CACHE=$(mktemp -d); chmod 755 "$AM_TEST_CACHE"; export AM_TEST_CACHE
 prove --exec "$PWD/tests/lib/keep-output.sh" --timer -j"$jobs" "${list[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # what each failed program said: its "not ok" lines and diagnostics (prove
@@ -80,7 +83,7 @@ sed -n 's/^\([^ ]*\) *(Wstat.*/\1/p' "$log" | while read -r t; do
 	echo "---- $t: its failures and diagnostics (the last 60)"
 	grep -E '^not ok|^#' "$AM_TEST_LOGS/$(printf '%s' "$t" | tr '/' '_').log" 2>/dev/null | tail -n 60
 done
-rm -rf "$AM_TEST_LOGS"
+rm -rf "$AM_TEST_LOGS" "$AM_TEST_CACHE"
 [ -n "$copy_parent" ] && rm -rf "$copy_parent"
 # A plain closing line for CI, counting test programs.
 total=${#list[@]}
