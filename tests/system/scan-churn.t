@@ -12,7 +12,8 @@ export TZ=UTC
 S=$HOME/.pi/agent/sessions
 N=${AM_CHURN_FILES:-20000}
 K=$((N / 20))
-python3 - "$S" "$N" <<'PY'
+tree() { # tree ROOT: N sessions of one call each
+	python3 - "$1" "$N" <<'PY'
 import json, os, sys
 root, n = sys.argv[1], int(sys.argv[2])
 for i in range(n):
@@ -22,6 +23,8 @@ for i in range(n):
         f.write('{"type":"session","version":3,"id":"sess-%05d","timestamp":"2026-11-02T10:00:00.000Z","cwd":"/w/p%d"}\n' % (i, i % 50))
         f.write('{"type":"message","id":"m%05da","timestamp":"2026-11-02T10:00:01.000Z","message":{"role":"assistant","provider":"p","model":"m","responseId":"r-%05d-a","usage":{"input":%d,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":%d,"cost":{"total":0.001}}}}\n' % (i, i, 10 + i, 11 + i))
 PY
+}
+cached "scan-churn-$N" "$S" tree
 ok $? "$N sessions of one call each"
 
 # the churn, as fast as Python goes, from the moment the daemon starts
