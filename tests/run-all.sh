@@ -18,6 +18,14 @@ list=()
 # re-ran them from such a copy (~55 s), leaves out those listed in
 # AM_TESTS_FROM_COPY.
 from_copy=() copy_parent=
+# (at the end, or when interrupted: the copy removed, the normal build's
+# links to the tests again)
+drop_copy() {
+	[ -n "$copy_parent" ] || return 0
+	rm -rf "$copy_parent"
+	for n in "${from_copy[@]}"; do ln -sf "../../tests/system/$n" "$build/system/$n"; done
+}
+trap drop_copy EXIT
 if [ "$(id -u)" -eq 0 ] && [ -x "$build/agentmeterd" ]; then
 	copy_parent=$(mktemp -d /tmp/amckout.XXXXXX) && chmod 700 "$copy_parent" &&
 		copy=$(tests/lib/private-checkout.sh "$PWD" "$build" "$copy_parent") &&
@@ -84,7 +92,6 @@ sed -n 's/^\([^ ]*\) *(Wstat.*/\1/p' "$log" | while read -r t; do
 	grep -E '^not ok|^#' "$AM_TEST_LOGS/$(printf '%s' "$t" | tr '/' '_').log" 2>/dev/null | tail -n 60
 done
 rm -rf "$AM_TEST_LOGS" "$AM_TEST_CACHE"
-[ -n "$copy_parent" ] && rm -rf "$copy_parent"
 # A plain closing line for CI, counting test programs.
 total=${#list[@]}
 failed=$(grep -cE '^[^ ]+ \.+.*(Failed|Dubious|No plan)|^[^ ]+ \(Wstat' "$log")
