@@ -10,18 +10,50 @@ asan=${2:-build-asan}
 # beside the others instead of running alone at the end of the -j2 run
 list=()
 [ -x tests/systemd/run.t ] && list+=(tests/systemd/run.t)
+# As root, the normal build's system tests that run the binaries as the
+# test user (use_test_user) run from a copy of the tree and the build under
+# a mode-0700 parent, which that user cannot enter (issue 9: /root/src,
+# mktemp -d); the sanitizer build runs them from the checkout. So both
+# places are tested and nothing runs twice: private-checkout.t, which
+# re-ran them from such a copy (~55 s), leaves out those listed in
+# AM_TESTS_FROM_COPY.
+from_copy=() copy_parent=
+# (at the end, or when interrupted: the copy removed, the normal build's
+# links to the tests again)
+drop_copy() {
+	[ -n "$copy_parent" ] || return 0
+	rm -rf "$copy_parent"
+	for n in "${from_copy[@]}"; do ln -sf "../../tests/system/$n" "$build/system/$n"; done
+}
+trap drop_copy EXIT
+if [ "$(id -u)" -eq 0 ] && [ -x "$build/agentmeterd" ]; then
+	copy_parent=$(mktemp -d /tmp/amckout.XXXXXX) && chmod 700 "$copy_parent" &&
+		copy=$(tests/lib/private-checkout.sh "$PWD" "$build" "$copy_parent") &&
+		mapfile -t from_copy < <(cd tests/system && grep -l '^[[:space:]]*use_test_user' -- *.t | grep -vx private-checkout.t)
+	# where the harness captures are, as seen from the checkout (lib.sh's
+	# default is relative to AM_SRCDIR, the copy's)
+	export AM_SAMPLES=${AM_SAMPLES:-$PWD/../shared/samples}
+	export AM_TESTS_FROM_COPY="${from_copy[*]}"
+fi
 for b in "$build" "$asan"; do
 	[ -d "$b" ] || continue
 	mkdir -p "$b/system"
 	rm -f "$b/system"/*.t
 	for t in tests/system/*.t; do
-		ln -sf "../../$t" "$b/system/$(basename "$t")"
+		n=$(basename "$t")
+		if [ "$b" = "$build" ] && [ -x "$t" ] && [[ " ${from_copy[*]} " == *" $n "* ]]; then
+			printf '#!/bin/bash\n# written by tests/run-all.sh: %s, run from the private copy of the tree\ncd %q && exec env AM_SRCDIR=%q AM_BUILD=%q bash %q\n' \
+				"$n" "$copy" "$copy" "$copy/build" "$copy/tests/system/$n" >"$b/system/$n"
+			chmod +x "$b/system/$n"
+		else
+			ln -sf "../../$t" "$b/system/$n"
+		fi
 	done
 	for t in "$b"/tests/test-*; do [ -x "$t" ] && list+=("$t"); done
 	for t in "$b"/system/*.t; do
-		# private-checkout.t re-runs other system tests from a copy of the
-		# tree to prove where the tree lives does not matter; the sanitizer
-		# build runs those tests directly, so once (normal build) is enough
+		# private-checkout.t checks make install and make run from a copy of
+		# the tree (and, run alone, the tests above from it): once (normal
+		# build) is enough
 		[ "$b" = "$asan" ] && [ "$(basename "$t")" = private-checkout.t ] && continue
 		list+=("$t")
 	done
@@ -48,6 +80,9 @@ jobs=${AM_PROVE_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 2 ] && jobs=2
 log=$(mktemp)
 AM_TEST_LOGS=$(mktemp -d); export AM_TEST_LOGS
+# what tests may make once and share in this run (lib-pg.sh: an initdb'd
+# PostgreSQL cluster each team test copies)
+AM_TEST_CACHE=$(mktemp -d); chmod 755 "$AM_TEST_CACHE"; export AM_TEST_CACHE
 prove --exec "$PWD/tests/lib/keep-output.sh" --timer -j"$jobs" "${list[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # what each failed program said: its "not ok" lines and diagnostics (prove
@@ -56,7 +91,7 @@ sed -n 's/^\([^ ]*\) *(Wstat.*/\1/p' "$log" | while read -r t; do
 	echo "---- $t: its failures and diagnostics (the last 60)"
 	grep -E '^not ok|^#' "$AM_TEST_LOGS/$(printf '%s' "$t" | tr '/' '_').log" 2>/dev/null | tail -n 60
 done
-rm -rf "$AM_TEST_LOGS"
+rm -rf "$AM_TEST_LOGS" "$AM_TEST_CACHE"
 # A plain closing line for CI, counting test programs.
 total=${#list[@]}
 failed=$(grep -cE '^[^ ]+ \.+.*(Failed|Dubious|No plan)|^[^ ]+ \(Wstat' "$log")

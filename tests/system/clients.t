@@ -10,9 +10,9 @@ new_env
 CL="python3 $AM_SRCDIR/tests/lib/clients.py"
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
 S=$HOME/.pi/agent/sessions
-for i in $(seq 20); do $GEN session "$S/--p$((i % 4))--/s$i.jsonl" --calls 20 --seed "$i" >/dev/null; done
-# 21,000 more files: a `sources` answer of several MB
-python3 - "$S/--many--" <<'PY'
+tree() { # tree ROOT: 20 sessions, and 21,000 more files: a `sources` answer of several MB
+	for i in $(seq 20); do $GEN session "$1/--p$((i % 4))--/s$i.jsonl" --calls 20 --seed "$i" >/dev/null || return 1; done
+	python3 - "$1/--many--" <<'PY'
 import os, sys
 d = sys.argv[1]; os.makedirs(d)
 head = '{"type":"session","version":3,"id":"m%d","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/m"}\n'
@@ -20,6 +20,8 @@ for i in range(21000):
     with open(os.path.join(d, "2026-11-30T00-00-00-000Z_m%05d.jsonl" % i), "w") as f:
         f.write(head % i)
 PY
+}
+cached clients-tree "$S" tree
 $CL notify "$T/notify.sock" "$T/notify.log" & NPID=$!
 trap 'cleanup_env; kill $NPID 2>/dev/null' EXIT
 wait_until 5 test -S "$T/notify.sock"

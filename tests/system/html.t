@@ -98,7 +98,9 @@ fi
 chrome --dump-dom "file://$T/project.html" > "$T/project.dom"
 is "$($CHK count "$T/project.dom" script)" 0 "Chromium's DOM of the project page holds no script element"
 check "... and shows the name as text" grep -qxF "/work/<script>alert(\"pwn\")</script>'q" <($CHK text "$T/project.dom")
-chrome --log-net-log="$T/net.json" --net-log-capture-mode=Everything --dump-dom "file://$T/daily.html" > "$T/daily.dom"
+# (one browser run: the page's DOM, its net log and the light screenshot below)
+chrome --log-net-log="$T/net.json" --net-log-capture-mode=Everything --dump-dom \
+	--screenshot="$OUT/daily.png" --window-size=1100,1300 "file://$T/daily.html" > "$T/daily.dom"
 is "$($CHK table "$T/daily.dom")" "$(cat "$T/daily.term")" "Chromium's table of the daily page is the terminal's"
 read -r want_cost want_tokens < <(totals_text)
 $CHK text "$T/daily.dom" > "$T/daily.text"
@@ -112,18 +114,18 @@ chrome --log-net-log="$T/net2.json" --net-log-capture-mode=Everything --dump-dom
 is "$($CHK netlog "$T/net2.json" | sort | tr '\n' ' ')" "http://agentmeter.invalid/x.png https://agentmeter.invalid/s.css " \
 	"... where a page with an image and a style sheet from the network shows both"
 
-# the charts, by colour: light, dark, print
-chrome --screenshot="$OUT/daily.png" --window-size=1100,1300 "file://$T/daily.html" >/dev/null
+# the charts, by colour: light (taken above), dark, print
 diag "screenshot: $OUT/daily.png"
 $CHK colors "$OUT/daily.png" $L0 $L1 $D0 > "$T/light.colors"
 check "light: white page, the first model's bars ($(color "$T/light.colors" $L0) px) and the second's ($(color "$T/light.colors" $L1) px)" \
 	sh -c "grep -qx 'corner $BG' '$T/light.colors' && [ $(color "$T/light.colors" $L0) -gt 5000 ] && [ $(color "$T/light.colors" $L1) -gt 200 ]"
-chrome --force-dark-mode --screenshot="$OUT/daily-dark.png" --window-size=1100,1300 "file://$T/daily.html" >/dev/null
+# (one browser run: the dark screenshot and the print below)
+chrome --force-dark-mode --screenshot="$OUT/daily-dark.png" --window-size=1100,1300 \
+	--no-pdf-header-footer --print-to-pdf="$OUT/daily.pdf" "file://$T/daily.html" >/dev/null
 diag "screenshot: $OUT/daily-dark.png"
 $CHK colors "$OUT/daily-dark.png" $D0 $L0 > "$T/dark.colors"
 check "dark: dark page, the dark palette's bars ($(color "$T/dark.colors" $D0) px), none of the light palette" \
 	sh -c "grep -qx 'corner $DBG' '$T/dark.colors' && [ $(color "$T/dark.colors" $D0) -gt 5000 ] && [ $(color "$T/dark.colors" $L0) -eq 0 ]"
-chrome --force-dark-mode --no-pdf-header-footer --print-to-pdf="$OUT/daily.pdf" "file://$T/daily.html" >/dev/null
 pdftoppm -r 60 -png -f 1 -l 1 -singlefile "$OUT/daily.pdf" "$OUT/daily-print"
 diag "print: $OUT/daily.pdf, page 1: $OUT/daily-print.png"
 $CHK colors "$OUT/daily-print.png" $L0 $D0 > "$T/print.colors"
@@ -154,11 +156,10 @@ if [ -d "$RG" ]; then
 	(cd "$T" && "$C" report daily --html > r.html 2>/dev/null); ok $? "realgen: report daily --html > r.html"
 	cp "$T/r.html" "$OUT/realgen-daily.html"
 	read -r want_cost want_tokens < <(totals_text)
-	chrome --dump-dom "file://$T/r.html" > "$T/r.dom"
+	chrome --dump-dom --screenshot="$OUT/realgen-daily.png" --window-size=1100,1300 "file://$T/r.html" > "$T/r.dom"
 	$CHK text "$T/r.dom" > "$T/r.text"
 	check "realgen: Chromium renders the totals ($want_cost, $want_tokens tokens)" \
 		sh -c "grep -qxF '$want_cost' '$T/r.text' && grep -qxF '$want_tokens' '$T/r.text'"
-	chrome --screenshot="$OUT/realgen-daily.png" --window-size=1100,1300 "file://$T/r.html" >/dev/null
 	diag "screenshot: $OUT/realgen-daily.png"
 	$CHK colors "$OUT/realgen-daily.png" $L0 $L1 > "$T/rg.colors"
 	check "realgen: the charts render (series colours: $(color "$T/rg.colors" $L0) and $(color "$T/rg.colors" $L1) px)" \

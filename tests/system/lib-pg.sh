@@ -15,8 +15,7 @@ pg_init() {
 		PG_AS=(setpriv --reuid=amtestsys --regid="$(id -g amtestsys)" --clear-groups env HOME=/nonexistent)
 	fi
 	chmod 700 "$PGD"
-	"${PG_AS[@]}" "$PGBIN/initdb" -D "$PGD/data" -U postgres -A trust -E UTF8 --locale=C --no-sync \
-		>"$PGD/initdb.log" 2>&1 || { sed 's/^/#   /' "$PGD/initdb.log"; return 1; }
+	pg_initdb "$PGD/data" || return 1
 	cat >>"$PGD/data/postgresql.conf" <<CONF
 listen_addresses = ''
 unix_socket_directories = '$PGD'
@@ -30,6 +29,29 @@ CONF
 	PGURL="host=$PGD dbname=team user=postgres"
 	pg_start || return 1
 	pg_psql postgres -c 'CREATE DATABASE team' >/dev/null
+}
+# pg_initdb DIR: a new cluster there. Under tests/run-all.sh (which sets
+# AM_TEST_CACHE, a directory of its own) initdb runs once and each test
+# copies what it made (~0.3 s instead of ~2.5 s, six times a run); the
+# settings of each test's server are added to its copy (pg_init).
+pg_initdb() {
+	local dest=$1 tpl=${AM_TEST_CACHE:-}/pg-template
+	if [ -z "${AM_TEST_CACHE:-}" ] || [ ! -d "$AM_TEST_CACHE" ]; then
+		"${PG_AS[@]}" "$PGBIN/initdb" -D "$dest" -U postgres -A trust -E UTF8 --locale=C --no-sync \
+			>"$PGD/initdb.log" 2>&1 || { sed 's/^/#   /' "$PGD/initdb.log"; return 1; }
+		return 0
+	fi
+	# one test makes it, those starting meanwhile wait for it
+	(
+		flock 9 || exit 1
+		[ -f "$tpl/made" ] && exit 0
+		rm -rf "$tpl" && mkdir -p "$tpl" && chmod 700 "$tpl" || exit 1
+		[ ${#PG_AS[@]} -gt 0 ] && chown amtestsys: "$tpl"
+		"${PG_AS[@]}" "$PGBIN/initdb" -D "$tpl/data" -U postgres -A trust -E UTF8 --locale=C --no-sync \
+			>"$PGD/initdb.log" 2>&1 || { sed 's/^/#   /' "$PGD/initdb.log"; exit 1; }
+		touch "$tpl/made"
+	) 9>>"$AM_TEST_CACHE/pg-template.lock" || return 1
+	cp -a "$tpl/data" "$dest"
 }
 pg_start() {
 	"${PG_AS[@]}" "$PGBIN/pg_ctl" -D "$PGD/data" -l "$PGD/server.log" -w -t 30 start >/dev/null 2>&1 ||

@@ -103,6 +103,21 @@ stop_daemon() {
 	DPID=
 	return $rc
 }
+# cached NAME DIR FUNC: FUNC ROOT makes a tree (a generated corpus) under
+# ROOT and prints what it made; here into DIR. Under tests/run-all.sh
+# ($AM_TEST_CACHE, one directory a run) FUNC runs once: the same test in
+# the other build copies its tree and output. Copies keep the files' times.
+cached() {
+	local name=$1 dir=$2 fn=$3 c
+	if [ -z "${AM_TEST_CACHE:-}" ] || [ ! -d "$AM_TEST_CACHE" ]; then "$fn" "$dir"; return; fi
+	c=$AM_TEST_CACHE/$name
+	(
+		flock 9 || exit 1
+		[ -f "$c/made" ] && exit 0
+		rm -rf "$c" && mkdir -p "$c" && "$fn" "$c/tree" >"$c/out" && touch "$c/made"
+	) 9>>"$AM_TEST_CACHE/$name.lock" || return 1
+	mkdir -p "$dir" && cp -a "$c/tree/." "$dir/" && cat "$c/out"
+}
 # holds 'SHELL TEXT': runs the text as a command, evaluated anew at each call:
 # wait_until 10 holds '[ "$(totals events)" = 7 ]' (a "$(...)" written among
 # wait_until's own arguments would be expanded once, before the first poll)

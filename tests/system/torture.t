@@ -13,14 +13,19 @@ ROUNDS=${AM_TORTURE_ROUNDS:-20}
 GEN="python3 $AM_SRCDIR/tests/lib/gen_pi.py"
 S=$HOME/.pi/agent/sessions
 P=$T/parts.jsonl
-$GEN corpus "$S" --files 24 --mb 8 --seed 7 >"$P"
-# compressed Codex rollouts, as Codex leaves them after a week idle
 export CODEX_HOME=$T/codex
 CXD=$CODEX_HOME/sessions/2026/11/30
-for seed in 3 4 5; do
-	python3 "$AM_SRCDIR/tests/lib/gen_codex.py" rollout "$CXD" --calls 1200 --seed "$seed" >>"$P"
-done
-for f in "$CXD"/*.jsonl; do zstd -q --rm "$f" && touch -d '10 days ago' "$f.zst"; done
+# corpus ROOT: the pi sessions (ROOT/pi) and compressed Codex rollouts, as
+# Codex leaves them after a week idle (ROOT/codex); their totals on stdout
+corpus() {
+	$GEN corpus "$1/pi" --files 24 --mb 8 --seed 7 || return 1
+	for seed in 3 4 5; do
+		python3 "$AM_SRCDIR/tests/lib/gen_codex.py" rollout "$1/codex" --calls 1200 --seed "$seed" || return 1
+	done
+	for f in "$1"/codex/*.jsonl; do zstd -q --rm "$f" && touch -d '10 days ago' "$f.zst"; done
+}
+cached torture-corpus "$T/corpus" corpus >"$P"
+mkdir -p "$S" "$CXD" && mv "$T"/corpus/pi/* "$S/" && mv "$T"/corpus/codex/* "$CXD/"
 check "three compressed Codex rollouts" test "$(ls "$CXD"/*.jsonl.zst | wc -l)" = 3
 mapfile -t files < <(find "$S" -name '*.jsonl' | sort)
 want() { jq -s -c '[(map(.events)|add), (map(.input)|add), (map(.output)|add), (map(.cache_read)|add), (map(.cache_write)|add), (map(.total)|add), ((map(.cost_nano)|add)/1e9)]' "$P"; }

@@ -25,9 +25,26 @@ unshare --mount --propagation private true 2>/dev/null || skip "unshare --mount 
 P=$(mktemp -d /tmp/amsvc-src.XXXXXX); chmod 700 "$P"
 copy=$("$src/tests/lib/private-checkout.sh" "$src" "$build" "$P") || skip "could not copy the tree to $P"
 echo "# running from a copy under a 0700 parent: $copy"
+# The package test-package.sh installs: `make deb` and lintian (~45 s of
+# compiling, then ~13 s) run in the background while the service and
+# web tests wait on systemd; test-package.sh waits for them (AM_DEB_JOB).
+debpid=
+if [ "${AM_SYSTEMD_TEST:-test-service.sh}" = test-service.sh ] && [ -z "${AM_DEB:-}" ]; then
+	export AM_DEB_JOB=$P/deb-job
+	mkdir -p "$AM_DEB_JOB"
+	( cd "$AM_DEB_JOB" || exit 1
+	  deb=
+	  if make -s -C "$copy" deb BUILD="$copy/build-pkg" >deb.out 2>&1; then
+		deb=$(tail -n 1 deb.out); case $deb in /*) ;; *) deb=$copy/$deb ;; esac
+		lintian --info --display-info --pedantic --tag-display-limit 0 "$deb" >lintian.out 2>&1
+	  fi
+	  echo "$deb" >done ) </dev/null >/dev/null 2>&1 &
+	debpid=$!
+fi
 # AM_SYSTEMD_TEST=test-web.sh runs one part alone
 env AM_BUILD="$copy/build" AM_SRCDIR="$copy" bash "$copy/tests/systemd/harness.sh" \
 	"$copy/tests/systemd/${AM_SYSTEMD_TEST:-test-service.sh}"
 rc=$?
+[ -n "$debpid" ] && wait "$debpid"
 rm -rf "$P"
 exit $rc

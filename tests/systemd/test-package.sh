@@ -7,7 +7,14 @@
 # AS, H, WORK, U, G, RUNUNITS, UNITS, PI).
 PKGBUILD=$AM_SRCDIR/build-pkg
 DEB=${AM_DEB:-}
-if [ -z "$DEB" ]; then
+if [ -z "$DEB" ] && [ -n "${AM_DEB_JOB:-}" ]; then
+	# run.sh started make deb and lintian in the background (its deb.out,
+	# lintian.out, and done when both ended): wait for them, up to 15 min
+	for i in $(seq 4500); do [ -f "$AM_DEB_JOB/done" ] && break; sleep 0.2; done
+	cp "$AM_DEB_JOB/deb.out" "$WORK/deb.out" 2>/dev/null
+	cp "$AM_DEB_JOB/lintian.out" "$WORK/lintian.out" 2>/dev/null
+	DEB=$(cat "$AM_DEB_JOB/done" 2>/dev/null)
+elif [ -z "$DEB" ]; then
 	if make -s -C "$AM_SRCDIR" deb BUILD="$PKGBUILD" > "$WORK/deb.out" 2>&1; then
 		DEB=$(tail -n 1 "$WORK/deb.out"); case $DEB in /*) ;; *) DEB=$AM_SRCDIR/$DEB ;; esac
 	fi
@@ -20,7 +27,8 @@ if [ ! -f "$DEB" ]; then
 	flunk "no package to install: the rest of the package checks cannot run"
 	return 0 2>/dev/null || exit 1
 fi
-lintian --info --display-info --pedantic --tag-display-limit 0 "$DEB" > "$WORK/lintian.out" 2>&1
+[ -n "${AM_DEB_JOB:-}" ] && [ -f "$WORK/lintian.out" ] ||
+	lintian --info --display-info --pedantic --tag-display-limit 0 "$DEB" > "$WORK/lintian.out" 2>&1
 sed 's/^/# lintian: /' "$WORK/lintian.out" | grep -v 'running with root privileges' | head -n 40
 check "lintian: no error and no warning" "! grep -q '^[EW]: ' '$WORK/lintian.out'"
 dpkg-deb -c "$DEB" | awk '{print $NF}' | sed 's|^\./|/|' > "$WORK/deb.files"
