@@ -136,9 +136,9 @@ new_call A msg_K2 12
 new_call U msg_K1 11
 new_call U msg_K2 12
 check "kill: alpha metered the calls" wait_until 20 holds '[ "$(tstat A backlog)" -ge 2 ]'
-# the ledger quiet (no write for a second): the next write is the batch's acknowledgement
+# the ledger quiet (no write for two seconds): the next write is the batch's acknowledgement
 txn_id() { mdb_stat -n -e "$T/A/state/agentmeterd/ledger.mdb" | sed -n 's/.*Last transaction ID: //p'; }
-quiet() { local a; a=$(txn_id); sleep 1; [ "$a" = "$(txn_id)" ]; }
+quiet() { local a; a=$(txn_id); sleep 2; [ "$a" = "$(txn_id)" ]; }
 check "kill: alpha's ledger is quiet" wait_until 20 quiet
 "$HOLD" "$T/A/state/agentmeterd/ledger.mdb" >"$T/hold.out" 2>&1 &
 HPID=$!
@@ -148,6 +148,12 @@ pg_start
 # SIGHUP would not hurry it: its reload waits for the held ledger)
 check "kill: the server committed alpha's batch" wait_until 150 holds \
 	"[ \"\$(pg_q \"SELECT acked_seq FROM agentmeter.meters WHERE machine = 'alpha'\")\" -gt $acked0 ]"
+# (when it did not: whether the daemon still answered, its team state and
+# its log, to tell a blocked loop from a late retry)
+[ "$(pg_q "SELECT acked_seq FROM agentmeter.meters WHERE machine = 'alpha'")" -gt "$acked0" ] || {
+	diag "alpha's team state: $(ctl A status --json 2>&1 | jq -c .team 2>&1)"
+	tail -n 15 "$T/A.log" | sed 's/^/#   /'
+}
 sent1=$(pg_q "SELECT rows_received || '/' || batches FROM agentmeter.meters WHERE machine = 'alpha'")
 kill -KILL "${DPIDS[A]}"; wait "${DPIDS[A]}" 2>/dev/null
 kill -TERM "$HPID"; wait "$HPID"
