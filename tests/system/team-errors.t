@@ -119,6 +119,10 @@ is "$(ctl C report daily --team --json | jq -c .totals)" "$(ctl C report daily -
 psql -X -q -h "$PGD" -U postgres -d team -c "BEGIN; LOCK TABLE agentmeter.usage IN SHARE MODE; SELECT pg_sleep(120)" \
 	>/dev/null 2>&1 &
 LPID=$!
+# (the lock granted before the call is metered: a batch that came first
+# went through, and no timeout was ever seen)
+check "a batch held by a lock: the lock is taken" wait_until 20 holds \
+	"[ \"\$(pg_q \"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'usage' AND l.mode = 'ShareLock' AND l.granted\")\" = 1 ]"
 conf "url = host=$PGD dbname=team user=carol password=right-horse" "machine = gamma" "query_timeout = 1"
 reload
 python3 "$T/pi_call.py" call "$PI" --cost 0.01 --model model-a
