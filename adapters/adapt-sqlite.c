@@ -174,6 +174,13 @@ bool adapt_db_commit_pending(const char *path, const struct adapt_wal_mark *befo
         return commit_frame_after(path, now.mx);
 }
 
+enum collect_result adapt_db_read_end(const char *path, bool settling, const struct adapt_wal_mark *mark)
+{
+        if (!settling)
+                return COLLECT_DONE;
+        return adapt_db_commit_pending(path, mark) ? COLLECT_PUBLISHING : COLLECT_SETTLING;
+}
+
 int adapt_sql_errno(sqlite3 *db, int rc)
 {
         int e = db ? sqlite3_system_errno(db) : 0;

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "adapter.h"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -96,3 +98,8 @@ void adapt_db_wal_mark(const char *path, struct adapt_wal_mark *ret_mark);
  * frame (the writer syncs the -wal, then publishes, with no file event in
  * between). Then a read a few milliseconds later sees it. */
 bool adapt_db_commit_pending(const char *path, const struct adapt_wal_mark *before);
+/* What a read to the end that found the database settling (or not), begun
+ * at mark, tells the daemon: COLLECT_DONE, COLLECT_SETTLING, or
+ * COLLECT_PUBLISHING when a commit may have been missed
+ * (adapt_db_commit_pending). */
+enum collect_result adapt_db_read_end(const char *path, bool settling, const struct adapt_wal_mark *mark);

@@ -480,7 +480,5 @@ int tot_collect_db(const struct source_ctx *ctx, struct parse_state *ps, uint64_
         tot_state_put(ps, st);
         *io_watermark = st->steps ? st->steps : 1; /* "read": the daemon shows it as the position */
         *io_malformed += a.malformed;
-        if (settling && adapt_db_commit_pending(ctx->path, &mark))
-                return COLLECT_PUBLISHING;
-        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+        return adapt_db_read_end(ctx->path, settling, &mark);
 }

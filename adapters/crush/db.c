@@ -423,7 +423,5 @@ int crush_collect_rows(const struct source_ctx *ctx, struct parse_state *ps, uin
         state_put(ps, st);
         *io_watermark = st->wm > 0 ? (uint64_t)st->wm : 1;
         *io_malformed += a.malformed;
-        if (settling && adapt_db_commit_pending(ctx->path, &mark))
-                return COLLECT_PUBLISHING;
-        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+        return adapt_db_read_end(ctx->path, settling, &mark);
 }

@@ -563,7 +563,5 @@ int openclaw_collect_db(const struct source_ctx *ctx, struct parse_state *ps,
         *io_malformed += malformed;
         if (n >= max_rows)
                 return COLLECT_MORE;
-        if (settling && adapt_db_commit_pending(ctx->path, &mark))
-                return COLLECT_PUBLISHING;
-        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+        return adapt_db_read_end(ctx->path, settling, &mark);
 }

@@ -836,7 +836,5 @@ int ocode_collect_db(const struct ocode_flavor *fl, const struct source_ctx *ctx
         *io_malformed += rd.malformed;
         if (more)
                 return COLLECT_MORE;
-        if (settling && adapt_db_commit_pending(ctx->path, &mark))
-                return COLLECT_PUBLISHING;
-        return settling ? COLLECT_SETTLING : COLLECT_DONE;
+        return adapt_db_read_end(ctx->path, settling, &mark);
 }
