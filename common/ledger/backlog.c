@@ -195,35 +195,6 @@ static size_t piece_keys(struct ledger *l, MDB_txn *txn, size_t n)
         return test_hook_number("AGENTMETER_TEST_BACKLOG_PIECE_KEYS", 1, SIZE_MAX, per);
 }
 
-/* keys [from, to) of the sorted backlog into rowkeys. A key already there
- * under the same row id was written by a piece before a crash: written. One
- * under another id (two rows of one content key: never made by a handle,
- * whose lookups see every key of its snapshot) stays as it is, counted. */
-static int write_piece(struct ledger *l, MDB_txn *txn, const uint32_t *order, size_t from, size_t to,
-                       size_t *conflicts)
-{
-        const struct newkeys *nk = &l->newkeys;
-        uint8_t ib[8];
-        MDB_cursor *c = NULL;
-        int rc = mdb_cursor_open(txn, l->dbi[DB_ROWKEYS], &c);
-
-        for (size_t i = from; i < to && rc == 0; i++) {
-                const struct newkey *e = &nk->v[order ? order[i] : i];
-                MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)e->key.b},
-                        v = {.mv_size = sizeof(ib), .mv_data = ib};
-                be64_put(ib, e->id);
-                rc = mdb_cursor_put(c, &k, &v, MDB_NOOVERWRITE);
-                if (rc == MDB_KEYEXIST) { /* v is the stored value now */
-                        rc = 0;
-                        if (v.mv_size != sizeof(ib) || be64_get(v.mv_data) != e->id)
-                                (*conflicts)++;
-                }
-        }
-        if (c)
-                mdb_cursor_close(c);
-        return ledger_fail(l, rc);
-}
-
 int backlog_flush(struct ledger *l)
 {
         struct backlog *b = &l->backlog;
@@ -234,7 +205,7 @@ int backlog_flush(struct ledger *l)
         if (!backlog_flush_due(l))
                 return 0;
         /* out of memory for the order: inserted as they came (slower, the same) */
-        const uint32_t *order = newkeys_sort(nk) == 0 ? nk->order : NULL;
+        bool sorted = newkeys_sort(nk) == 0;
         while (done < n) {
                 MDB_txn *txn;
                 uint64_t through, last;
@@ -257,7 +228,10 @@ int backlog_flush(struct ledger *l)
                 if (!per)
                         per = piece_keys(l, txn, n);
                 size_t to = n - done > per ? done + per : n;
-                r = write_piece(l, txn, order, done, to, &conflicts);
+                /* a key there under another row (two rows of one content
+                 * key: never made by a handle, whose lookups see every key
+                 * of its snapshot) is kept as it is, and counted */
+                r = ledger_fail(l, newkeys_write_range(nk, sorted, done, to, txn, l->dbi[DB_ROWKEYS], &conflicts));
                 if (r == 0 && to == n)
                         r = put_watermark(l, txn, b->last);
                 if (r < 0)

@@ -233,23 +233,26 @@ int newkeys_sort(struct newkeys *nk)
         return 0;
 }
 
-int newkeys_write(struct newkeys *nk, MDB_txn *txn, MDB_dbi dbi)
+int newkeys_write_range(const struct newkeys *nk, bool sorted, size_t from, size_t to, MDB_txn *txn,
+                       MDB_dbi dbi, size_t *io_conflicts)
 {
         uint8_t ib[8];
         MDB_cursor *c;
-        int rc;
+        int rc = mdb_cursor_open(txn, dbi, &c);
 
-        /* out of memory for the order: inserted as they came (slower, the same) */
-        bool sorted = newkeys_sort(nk) == 0;
-        rc = mdb_cursor_open(txn, dbi, &c);
         if (rc)
                 return rc;
-        for (size_t i = 0; i < nk->n && rc == 0; i++) {
+        for (size_t i = from; i < to && i < nk->n && rc == 0; i++) {
                 const struct newkey *e = &nk->v[sorted ? nk->order[i] : i];
                 MDB_val k = {.mv_size = ROW_KEY_SIZE, .mv_data = (void *)e->key.b},
                         v = {.mv_size = sizeof(ib), .mv_data = ib};
                 be64_put(ib, e->id);
                 rc = mdb_cursor_put(c, &k, &v, MDB_NOOVERWRITE);
+                if (rc == MDB_KEYEXIST) { /* v is the stored value now */
+                        rc = 0;
+                        if (v.mv_size != sizeof(ib) || be64_get(v.mv_data) != e->id)
+                                (*io_conflicts)++;
+                }
         }
         mdb_cursor_close(c);
         return rc;

@@ -56,9 +56,13 @@ int newkeys_add(struct newkeys *nk, const struct row_key *key, uint64_t id);
 /* The new keys' order by key (memcmp order, rowkeys' order): 0 and
  * order[0..n) index v, or -ENOMEM. v itself does not move. */
 int newkeys_sort(struct newkeys *nk);
-/* The new keys (key -> 8-byte big-endian row id) into dbi in key order,
- * none overwriting: 0 or LMDB's error (MDB_KEYEXIST: one was there). */
-int newkeys_write(struct newkeys *nk, MDB_txn *txn, MDB_dbi dbi);
+/* Keys from..to of the key order (newkeys_sort; sorted false: of v as they
+ * came) into dbi, key -> 8-byte big-endian row id, none overwriting. A key
+ * there under the same row id counts as written (a write cut short before
+ * it wrote it); one under another id stays as it is, counted in
+ * *io_conflicts. 0 or LMDB's error. */
+int newkeys_write_range(const struct newkeys *nk, bool sorted, size_t from, size_t to, MDB_txn *txn,
+                        MDB_dbi dbi, size_t *io_conflicts);
 /* Forgets the keys (written into rowkeys, or their txn aborted: the filter
  * keeps them, which only makes it answer "maybe" more often). */
 void newkeys_clear(struct newkeys *nk);
